@@ -1,0 +1,43 @@
+"""skcrowd: learning from crowdsourced labels, the scikit-learn way.
+
+Aggregators (votes as ``X``), end-to-end crowd classifiers (features as ``X``,
+votes as ``y``), ambiguous-task pruning and self-training. Names that need
+torch are imported lazily, so ``import skcrowd`` never imports torch.
+"""
+
+import importlib
+
+from .votes import LongVotes, Votes, check_votes, votes_from_long, votes_to_long
+
+__version__ = "0.1.0.dev0"
+
+# public name -> submodule that defines it (imported on first access)
+_LAZY = {
+    # aggregation
+    "MajorityVote": "aggregation",
+    "DawidSkene": "aggregation",
+    "WeightedDawidSkene": "aggregation",
+    "GLAD": "aggregation",
+}
+
+__all__ = [
+    "LongVotes",
+    "Votes",
+    "check_votes",
+    "votes_from_long",
+    "votes_to_long",
+    *_LAZY,
+]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,655 @@
+"""The votes model: validation, encodings and the long format.
+
+A *votes matrix* has shape ``(n_tasks, n_workers)``; entry ``(i, j)`` is the
+label worker ``j`` gave to task ``i``, or a missing marker. Internally every
+skcrowd estimator works on the observed votes only, stored as
+:class:`Votes`: three aligned arrays ``(task, worker, label)`` sorted by task,
+with labels encoded as integer class indices ``0 .. n_classes - 1``.
+
+The conversion happens once, at the boundary, in :func:`check_votes`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Votes",
+    "check_votes",
+    "votes_from_long",
+    "votes_to_long",
+    "LongVotes",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Votes:
+    """Observed votes as (task, worker, label) triplets sorted by task.
+
+    Parameters
+    ----------
+    task : ndarray of shape (n_votes,), dtype int64
+        Task (row) index of each vote, non-decreasing.
+    worker : ndarray of shape (n_votes,), dtype int64
+        Worker (column) index of each vote.
+    label : ndarray of shape (n_votes,), dtype int64
+        Class index of each vote, in ``range(n_classes)``.
+    n_tasks, n_workers : int
+        Shape of the votes matrix the triplets came from.
+    classes : ndarray of shape (n_classes,)
+        The original label of each class index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> v = check_votes(np.array([[0, -1], [1, 1]]))
+    >>> v.task, v.worker, v.label
+    (array([0, 1, 1]), array([0, 0, 1]), array([0, 1, 1]))
+    >>> v.counts()
+    array([[1., 0.],
+           [0., 2.]])
+    """
+
+    task: np.ndarray
+    worker: np.ndarray
+    label: np.ndarray
+    n_tasks: int
+    n_workers: int
+    classes: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_votes(self) -> int:
+        return len(self.task)
+
+    def counts(self, weights=None) -> np.ndarray:
+        """Per-task vote counts, shape ``(n_tasks, n_classes)``.
+
+        ``weights`` (one per vote) gives weighted counts.
+        """
+        flat = self.task * self.n_classes + self.label
+        out = np.bincount(flat, weights=weights, minlength=self.n_tasks * self.n_classes)
+        return out.astype(np.float64, copy=False).reshape(self.n_tasks, self.n_classes)
+
+    def task_indptr(self) -> np.ndarray:
+        """CSR-style pointer: votes of task ``i`` are ``indptr[i]:indptr[i+1]``."""
+        return np.concatenate(
+            [[0], np.cumsum(np.bincount(self.task, minlength=self.n_tasks))]
+        ).astype(np.int64)
+
+    def votes_per_task(self) -> np.ndarray:
+        return np.bincount(self.task, minlength=self.n_tasks)
+
+    def votes_per_worker(self) -> np.ndarray:
+        return np.bincount(self.worker, minlength=self.n_workers)
+
+    def to_dense(self) -> np.ndarray:
+        """Dense ``(n_tasks, n_workers)`` matrix of class indices, -1 for missing."""
+        out = np.full((self.n_tasks, self.n_workers), -1, dtype=np.int64)
+        out[self.task, self.worker] = self.label
+        return out
+
+    def to_sparse(self) -> sp.csr_array:
+        """CSR matrix of class indices; stored entries (explicit zeros too) are votes."""
+        return sp.csr_array(
+            (self.label, (self.task, self.worker)), shape=(self.n_tasks, self.n_workers)
+        )
+
+    def take_tasks(self, rows) -> "Votes":
+        """Votes of the tasks ``rows`` (integer indices), renumbered ``0..len(rows)-1``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        indptr = self.task_indptr()
+        starts, stops = indptr[rows], indptr[rows + 1]
+        lengths = stops - starts
+        idx = np.repeat(starts - np.cumsum(np.r_[0, lengths[:-1]]), lengths) + np.arange(
+            lengths.sum()
+        )
+        return Votes(
+            task=np.repeat(np.arange(len(rows), dtype=np.int64), lengths),
+            worker=self.worker[idx],
+            label=self.label[idx],
+            n_tasks=len(rows),
+            n_workers=self.n_workers,
+            classes=self.classes,
+        )
+
+
+# ---------------------------------------------------------------------------
+# check_votes
+# ---------------------------------------------------------------------------
+
+
+def _is_nan_marker(missing_label) -> bool:
+    return isinstance(missing_label, numbers.Real) and np.isnan(missing_label)
+
+
+def _validate_missing_label(missing_label):
+    if missing_label is None or isinstance(missing_label, (numbers.Number, str, np.generic)):
+        return
+    raise TypeError(
+        f"missing_label must be None, a number (e.g. -1 or np.nan) or a string, got "
+        f"{missing_label!r} of type {type(missing_label).__name__}."
+    )
+
+
+def _position(mask_2d_or_rows, cols=None):
+    """Human-readable position of the first True entry."""
+    if cols is None:
+        r, c = np.argwhere(mask_2d_or_rows)[0]
+    else:
+        r, c = mask_2d_or_rows, cols
+    return f"row (task) {int(r)}, column (worker) {int(c)}"
+
+
+def _dense_to_triplets(arr, missing_label, name):
+    """Split a dense 2-D array into (rows, cols, raw values) of observed entries."""
+    if arr.dtype.kind == "O":
+        # pd.NA / None / NaN handling for object arrays.
+        is_none = np.frompyfunc(lambda v: v is None, 1, 1)(arr).astype(bool)
+        is_nan = np.frompyfunc(
+            lambda v: isinstance(v, float) and v != v, 1, 1  # noqa: PLR0124 (NaN test)
+        )(arr).astype(bool)
+        try:
+            import pandas as pd
+
+            is_na = np.frompyfunc(lambda v: v is pd.NA or v is pd.NaT, 1, 1)(arr).astype(bool)
+        except ImportError:  # pragma: no cover - pandas absent
+            is_na = np.zeros(arr.shape, dtype=bool)
+        if missing_label is None or _is_nan_marker(missing_label):
+            missing = is_none | is_nan | is_na
+        else:
+            bad = is_none | is_na
+            if bad.any():
+                raise ValueError(
+                    f"{name} contains None/NA at {_position(bad)} but missing_label="
+                    f"{missing_label!r}; pass missing_label=None to treat None as missing."
+                )
+            if is_nan.any():
+                raise ValueError(
+                    f"{name} contains NaN at {_position(is_nan)} but missing_label="
+                    f"{missing_label!r}; pass missing_label=np.nan to treat NaN as missing."
+                )
+            missing = np.frompyfunc(lambda v: _equal_marker(v, missing_label), 1, 1)(
+                arr
+            ).astype(bool)
+    elif arr.dtype.kind == "f":
+        nan = np.isnan(arr)
+        if _is_nan_marker(missing_label) or missing_label is None:
+            missing = nan
+        else:
+            if nan.any():
+                raise ValueError(
+                    f"{name} contains NaN at {_position(nan)} but missing_label="
+                    f"{missing_label!r}; pass missing_label=np.nan to treat NaN as missing."
+                )
+            missing = arr == missing_label
+    elif arr.dtype.kind in "iub":
+        if missing_label is None or _is_nan_marker(missing_label) or isinstance(missing_label, str):
+            missing = np.zeros(arr.shape, dtype=bool)
+        else:
+            missing = arr == missing_label
+    elif arr.dtype.kind in "USa":
+        if isinstance(missing_label, str):
+            missing = arr == missing_label
+        else:
+            missing = np.zeros(arr.shape, dtype=bool)
+    else:
+        raise TypeError(f"{name} has unsupported dtype {arr.dtype}; expected labels.")
+    rows, cols = np.nonzero(~missing)
+    return rows, cols, arr[rows, cols]
+
+
+def _fmt(value):
+    """repr of a label without numpy's scalar wrapper (``5``, not ``np.int64(5)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _equal_marker(v, marker):
+    if isinstance(v, str) != isinstance(marker, str):
+        return False
+    try:
+        return bool(v == marker)
+    except Exception:  # pragma: no cover - exotic objects
+        return False
+
+
+def _normalize_values(values, rows, cols, name):
+    """Turn raw observed values into a homogeneous numpy array of labels.
+
+    Integral floats become ints; non-integral floats, NaN/inf and mixed
+    numeric/string labels raise, naming the first offending entry.
+    """
+    if values.dtype.kind == "O":
+        if len(values) == 0:
+            return values.astype(np.int64)
+        is_str = np.frompyfunc(lambda v: isinstance(v, (str, np.str_)), 1, 1)(values).astype(bool)
+        is_num = np.frompyfunc(
+            lambda v: isinstance(v, (numbers.Number, np.number)) and not isinstance(v, bool), 1, 1
+        )(values).astype(bool)
+        is_bool = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)(values).astype(
+            bool
+        )
+        if is_str.any() and (is_num | is_bool).any():
+            i_s, i_n = np.argmax(is_str), np.argmax(is_num | is_bool)
+            raise TypeError(
+                f"{name} mixes label types: {_fmt(values[i_s])} (str) at "
+                f"{_position(rows[i_s], cols[i_s])} and {_fmt(values[i_n])} "
+                f"({type(values[i_n]).__name__}) at {_position(rows[i_n], cols[i_n])}. "
+                "Use one type for all labels."
+            )
+        other = ~(is_str | is_num | is_bool)
+        if other.any():
+            i = np.argmax(other)
+            raise TypeError(
+                f"{name} has a label of unsupported type {type(values[i]).__name__} "
+                f"({_fmt(values[i])}) at {_position(rows[i], cols[i])}."
+            )
+        if is_str.all():
+            return values.astype(str)
+        if is_bool.all():
+            return values.astype(bool)
+        values = np.asarray(values.tolist())
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = np.argmax(bad)
+            raise ValueError(
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}; labels must "
+                "be finite (set missing_label=np.nan if NaN marks missing votes)."
+            )
+        frac = values != np.round(values)
+        if frac.any():
+            i = np.argmax(frac)
+            raise ValueError(
+                f"{name} has non-integer float label {_fmt(values[i])} at "
+                f"{_position(rows[i], cols[i])}; labels must be integers or strings."
+            )
+        return values.astype(np.int64)
+    if values.dtype.kind == "c":
+        raise TypeError(f"{name} has complex values; labels must be integers or strings.")
+    return values
+
+
+def _encode(values, rows, cols, classes, n_classes, name):
+    """Map label values to class indices; return (indices, classes)."""
+    if classes is not None:
+        classes = np.asarray(classes)
+        if len(values) and (values.dtype.kind in "US") != (classes.dtype.kind in "US"):
+            i = 0
+            raise ValueError(
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, of a different "
+                f"type than the fitted classes {classes.tolist()!r}."
+            )
+        sorter = np.argsort(classes, kind="stable")
+        pos = np.searchsorted(classes, values, sorter=sorter) if len(values) else values
+        pos = np.clip(pos, 0, len(classes) - 1)
+        idx = sorter[pos] if len(values) else np.zeros(0, dtype=np.int64)
+        bad = classes[idx] != values if len(values) else np.zeros(0, dtype=bool)
+        if bad.any():
+            i = np.argmax(bad)
+            raise ValueError(
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, which is not "
+                f"one of the known classes {classes.tolist()!r}."
+            )
+        return idx.astype(np.int64), classes
+    if n_classes is not None:
+        if len(values) and values.dtype.kind not in "iu":
+            i = 0
+            raise ValueError(
+                f"n_classes={n_classes} requires integer labels in range(n_classes), but {name} "
+                f"has label {_fmt(values[i])} at {_position(rows[i], cols[i])}."
+            )
+        bad = (values < 0) | (values >= n_classes) if len(values) else np.zeros(0, dtype=bool)
+        if bad.any():
+            i = np.argmax(bad)
+            raise ValueError(
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, outside "
+                f"range(n_classes) with n_classes={n_classes}."
+            )
+        return values.astype(np.int64), np.arange(n_classes)
+    classes, idx = np.unique(values, return_inverse=True)
+    return idx.astype(np.int64).ravel(), classes
+
+
+def check_votes(
+    votes,
+    *,
+    missing_label=-1,
+    classes=None,
+    n_classes=None,
+    n_workers=None,
+    allow_no_votes=False,
+    name="votes",
+):
+    """Validate a votes matrix and encode it as task-sorted triplets.
+
+    Parameters
+    ----------
+    votes : array-like or sparse matrix of shape (n_tasks, n_workers)
+        Entry ``(i, j)`` is the label worker ``j`` gave task ``i``, or
+        ``missing_label``. Accepted: numpy arrays (int, float, str or object),
+        numpy masked arrays (masked entries are missing), pandas DataFrames,
+        nested lists, and scipy.sparse matrices/arrays, whose *stored* entries
+        are the votes (an explicitly stored 0 is label 0; implicit entries are
+        missing). A 1-D array is one vote per task (a single worker).
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in dense input. ``np.nan`` and ``None`` both
+        mark NaN, None and pandas NA entries as missing.
+    classes : array-like, default=None
+        Known classes (e.g. a fitted ``classes_``): every label must be one of
+        them. Takes precedence over ``n_classes``.
+    n_classes : int, default=None
+        Number of classes when some never appear: integer labels must lie in
+        ``range(n_classes)`` and ``classes`` becomes ``arange(n_classes)``.
+        When both are None, the classes are the sorted distinct labels.
+    n_workers : int, default=None
+        Expected number of columns (the fitted number of workers).
+    allow_no_votes : bool, default=False
+        Whether a matrix without any observed vote is accepted.
+    name : str, default="votes"
+        Name of the argument, used in error messages.
+
+    Returns
+    -------
+    votes : Votes
+        The observed votes, sorted by task, with labels as class indices.
+
+    Raises
+    ------
+    ValueError, TypeError
+        With a message naming the offending argument, entry and label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> v = check_votes(np.array([["cat", None], ["dog", "cat"]], dtype=object),
+    ...                 missing_label=None)
+    >>> v.classes.tolist(), v.label.tolist()
+    (['cat', 'dog'], [0, 1, 0])
+    """
+    _validate_missing_label(missing_label)
+    if n_classes is not None and (
+        not isinstance(n_classes, numbers.Integral) or isinstance(n_classes, bool) or n_classes < 1
+    ):
+        raise ValueError(f"n_classes must be a positive integer or None, got {n_classes!r}.")
+
+    if sp.issparse(votes):
+        coo = votes.tocoo()  # keeps explicit zeros; duplicates are checked below
+        if coo.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_tasks, n_workers), got {coo.ndim}-D sparse.")
+        n_tasks, n_cols = coo.shape
+        rows, cols = np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64)
+        values = np.asarray(coo.data)
+        if len(rows):
+            key = rows * max(n_cols, 1) + cols
+            uniq, first, cnt = np.unique(key, return_index=True, return_counts=True)
+            if (cnt > 1).any():
+                i = first[np.argmax(cnt > 1)]
+                raise ValueError(
+                    f"sparse {name} stores two votes at {_position(rows[i], cols[i])}; "
+                    "sum_duplicates() would add labels, so resolve the duplicate first."
+                )
+    else:
+        if isinstance(votes, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(votes)
+            arr = np.asarray(votes.data)
+            if arr.ndim == 1:
+                arr, mask = arr[:, None], mask[:, None]
+            if arr.ndim != 2:
+                raise ValueError(f"{name} must be 2-D (n_tasks, n_workers), got {arr.ndim}-D.")
+            rows, cols = np.nonzero(~mask)
+            values = arr[rows, cols]
+            n_tasks, n_cols = arr.shape
+        else:
+            if hasattr(votes, "to_numpy") and hasattr(votes, "columns"):  # DataFrame
+                arr = votes.to_numpy(dtype=object) if any(
+                    str(d) in ("object", "string", "category") or "Int" in str(d)
+                    or str(d).startswith("string")
+                    for d in getattr(votes, "dtypes", [])
+                ) else votes.to_numpy()
+            elif hasattr(votes, "to_numpy"):  # Series
+                arr = votes.to_numpy()
+            else:
+                arr = votes
+            try:
+                arr = np.asarray(arr)
+            except ValueError as exc:
+                raise ValueError(f"{name} could not be read as an array: {exc}") from exc
+            if arr.ndim == 1:
+                arr = arr[:, None]
+            if arr.ndim != 2:
+                raise ValueError(
+                    f"{name} must be 2-D (n_tasks, n_workers), got an array of shape {arr.shape}."
+                )
+            n_tasks, n_cols = arr.shape
+            rows, cols, values = _dense_to_triplets(arr, missing_label, name)
+
+    if n_tasks == 0 or n_cols == 0:
+        raise ValueError(
+            f"{name} is empty: shape ({n_tasks}, {n_cols}); at least one task and one worker "
+            "are required."
+        )
+    if n_workers is not None and n_cols != n_workers:
+        raise ValueError(
+            f"{name} has {n_cols} workers (columns) but the estimator was fitted with "
+            f"{n_workers}; keep one column per fitted worker, -1 where a worker did not vote."
+        )
+    if len(values) == 0 and not allow_no_votes:
+        raise ValueError(f"{name} contains no observed vote (every entry is missing).")
+
+    values = _normalize_values(np.asarray(values), rows, cols, name)
+    label, classes = _encode(values, rows, cols, classes, n_classes, name)
+    order = np.argsort(rows, kind="stable")
+    return Votes(
+        task=rows[order].astype(np.int64),
+        worker=cols[order].astype(np.int64),
+        label=label[order],
+        n_tasks=int(n_tasks),
+        n_workers=int(n_cols),
+        classes=classes,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Long format
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class LongVotes:
+    """Result of :func:`votes_from_long`.
+
+    Attributes
+    ----------
+    votes : ndarray of shape (n_tasks, n_workers) or sparse array
+        Class indices with ``-1`` for missing (dense), or a CSR array whose
+        stored entries are class indices (``sparse=True``).
+    tasks : ndarray of shape (n_tasks,)
+        Original task id of each row.
+    workers : ndarray of shape (n_workers,)
+        Original worker id of each column.
+    classes : ndarray of shape (n_classes,)
+        Original label of each class index.
+    """
+
+    votes: object
+    tasks: np.ndarray
+    workers: np.ndarray
+    classes: np.ndarray
+
+    def __iter__(self):
+        return iter((self.votes, self.tasks, self.workers, self.classes))
+
+
+def _column(data, key, what):
+    if isinstance(key, str) or np.isscalar(key):
+        try:
+            col = data[key]
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise KeyError(f"long-format data has no {what} column {key!r}.") from exc
+    else:
+        col = key
+    col = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col)
+    if col.ndim != 1:
+        raise ValueError(f"the {what} column must be 1-D, got shape {col.shape}.")
+    return col
+
+
+def votes_from_long(data=None, task="task", worker="worker", label="label", *, sparse=False):
+    """Build a votes matrix from long-format votes (one row per vote).
+
+    Parameters
+    ----------
+    data : pandas DataFrame, mapping of arrays, or None
+        The long table. With ``data=None``, ``task``, ``worker`` and ``label``
+        are the columns themselves (array-likes).
+    task, worker, label : str or array-like, default "task", "worker", "label"
+        Column names in ``data`` or the columns. Ids and labels may be of any
+        hashable, sortable type (ints, strings).
+    sparse : bool, default=False
+        Return a ``scipy.sparse.csr_array`` (stored entries are votes) instead
+        of a dense array: use it when ``n_tasks * n_workers`` is large.
+
+    Returns
+    -------
+    LongVotes
+        ``(votes, tasks, workers, classes)``; unpacks as a tuple. ``votes``
+        holds class indices (``-1`` missing); ``tasks[i]``, ``workers[j]`` and
+        ``classes[k]`` give back the original ids and labels.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing or of the wrong length, a value is missing, or
+        one worker voted twice on one task.
+
+    See Also
+    --------
+    votes_to_long : the inverse.
+
+    Examples
+    --------
+    >>> from skcrowd import votes_from_long
+    >>> lv = votes_from_long(None, task=["a", "a", "b"], worker=[10, 11, 10],
+    ...                      label=["cat", "dog", "dog"])
+    >>> lv.votes
+    array([[ 0,  1],
+           [ 1, -1]])
+    >>> lv.tasks.tolist(), lv.workers.tolist(), lv.classes.tolist()
+    (['a', 'b'], [10, 11], ['cat', 'dog'])
+    """
+    cols = {}
+    for key, what in ((task, "task"), (worker, "worker"), (label, "label")):
+        cols[what] = _column(data, key, what) if data is not None else _column(None, key, what)
+    lengths = {k: len(v) for k, v in cols.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"long-format columns differ in length: {lengths}.")
+    if lengths["task"] == 0:
+        raise ValueError("long-format data has no rows (no votes).")
+    encoded = {}
+    for what, col in cols.items():
+        if col.dtype.kind == "O":
+            isna = np.frompyfunc(
+                lambda v: v is None or (isinstance(v, float) and v != v), 1, 1
+            )(col).astype(bool)
+        elif col.dtype.kind == "f":
+            isna = np.isnan(col)
+        else:
+            isna = np.zeros(len(col), dtype=bool)
+        if isna.any():
+            raise ValueError(
+                f"long-format {what} column has a missing value at row {int(np.argmax(isna))}; "
+                "drop rows without a vote before converting."
+            )
+        if what == "label":
+            col = _normalize_values(col, np.arange(len(col)), np.zeros(len(col), int), "label column")
+        try:
+            uniq, inv = np.unique(col, return_inverse=True)
+        except TypeError as exc:
+            raise TypeError(f"long-format {what} column mixes incomparable types: {exc}") from exc
+        encoded[what] = (uniq, inv.ravel().astype(np.int64))
+    (tasks, t), (workers, w), (classes, lab) = encoded["task"], encoded["worker"], encoded["label"]
+    n_t, n_w = len(tasks), len(workers)
+    key = t * n_w + w
+    uniq, first, cnt = np.unique(key, return_index=True, return_counts=True)
+    if (cnt > 1).any():
+        i = first[np.argmax(cnt > 1)]
+        raise ValueError(
+            f"worker {workers[w[i]]!r} voted more than once on task {tasks[t[i]]!r} "
+            f"(rows of the long data: {np.flatnonzero(key == key[i]).tolist()[:5]}); "
+            "keep one vote per (task, worker)."
+        )
+    if sparse:
+        votes = sp.csr_array((lab, (t, w)), shape=(n_t, n_w))
+    else:
+        votes = np.full((n_t, n_w), -1, dtype=np.int64)
+        votes[t, w] = lab
+    return LongVotes(votes=votes, tasks=tasks, workers=workers, classes=classes)
+
+
+def votes_to_long(
+    votes, *, tasks=None, workers=None, classes=None, missing_label=-1, as_frame=False
+):
+    """Turn a votes matrix into long format, one row per observed vote.
+
+    The inverse of :func:`votes_from_long`.
+
+    Parameters
+    ----------
+    votes : array-like or sparse matrix of shape (n_tasks, n_workers)
+        Votes as accepted by :func:`check_votes`.
+    tasks, workers : array-like, default=None
+        Ids of the rows and columns (default ``0 .. n - 1``).
+    classes : array-like, default=None
+        When given, ``votes`` holds class indices and labels are mapped back
+        through ``classes`` (as returned by :func:`votes_from_long`).
+    missing_label : default=-1
+        Missing marker of ``votes``.
+    as_frame : bool, default=False
+        Return a pandas DataFrame (needs pandas) instead of a dict of arrays.
+
+    Returns
+    -------
+    dict or pandas.DataFrame
+        Columns ``task``, ``worker``, ``label``, sorted by task then worker.
+
+    Examples
+    --------
+    >>> from skcrowd import votes_from_long, votes_to_long
+    >>> lv = votes_from_long(None, task=["a", "b"], worker=[1, 1], label=["x", "y"])
+    >>> out = votes_to_long(lv.votes, tasks=lv.tasks, workers=lv.workers,
+    ...                     classes=lv.classes)
+    >>> [v.tolist() for v in out.values()]
+    [['a', 'b'], [1, 1], ['x', 'y']]
+    """
+    if classes is not None:
+        classes = np.asarray(classes)
+        v = check_votes(votes, missing_label=missing_label, n_classes=len(classes))
+        labels = classes[v.label]
+    else:
+        v = check_votes(votes, missing_label=missing_label)
+        labels = v.classes[v.label]
+    for what, ids, n in (("tasks", tasks, v.n_tasks), ("workers", workers, v.n_workers)):
+        if ids is not None and len(ids) != n:
+            raise ValueError(f"{what} has {len(ids)} ids for {n} {what} in votes.")
+    order = np.lexsort((v.worker, v.task))
+    t, w = v.task[order], v.worker[order]
+    out = {
+        "task": np.asarray(tasks)[t] if tasks is not None else t,
+        "worker": np.asarray(workers)[w] if workers is not None else w,
+        "label": labels[order],
+    }
+    if as_frame:
+        import pandas as pd
+
+        return pd.DataFrame(out)
+    return out
