@@ -584,7 +584,7 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
     if (cnt > 1).any():
         i = first[np.argmax(cnt > 1)]
         raise ValueError(
-            f"worker {workers[w[i]]!r} voted more than once on task {tasks[t[i]]!r} "
+            f"worker {_fmt(workers[w[i]])} voted more than once on task {_fmt(tasks[t[i]])} "
             f"(rows of the long data: {np.flatnonzero(key == key[i]).tolist()[:5]}); "
             "keep one vote per (task, worker)."
         )

@@ -1,0 +1,195 @@
+"""Tests of the votes model: check_votes, Votes, and the long format."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skcrowd import Votes, check_votes, votes_from_long, votes_to_long
+
+
+def triplets(v):
+    return v.task.tolist(), v.worker.tolist(), v.label.tolist()
+
+
+def test_dense_int_votes_become_task_sorted_triplets():
+    votes = np.array([[0, -1, 2], [-1, -1, -1], [2, 2, 0]])
+    v = check_votes(votes)
+    assert isinstance(v, Votes)
+    assert (v.n_tasks, v.n_workers, v.n_classes, v.n_votes) == (3, 3, 2, 5)
+    assert v.classes.tolist() == [0, 2]
+    assert triplets(v) == ([0, 0, 2, 2, 2], [0, 2, 0, 1, 2], [0, 1, 1, 1, 0])
+    np.testing.assert_array_equal(v.counts(), [[1, 1], [0, 0], [1, 2]])
+    np.testing.assert_array_equal(v.task_indptr(), [0, 2, 2, 5])
+    np.testing.assert_array_equal(v.votes_per_worker(), [2, 1, 2])
+    np.testing.assert_array_equal(v.to_dense(), [[0, -1, 1], [-1, -1, -1], [1, 1, 0]])
+
+
+def test_far_apart_integer_labels_are_three_classes():
+    v = check_votes(np.array([[0, 7], [10**9, -1]]))
+    assert v.classes.tolist() == [0, 7, 10**9]
+    assert v.label.tolist() == [0, 1, 2]
+
+
+def test_n_classes_adds_classes_that_never_appear():
+    v = check_votes(np.array([[0, 1]]), n_classes=4)
+    assert v.classes.tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(v.counts(), [[1, 1, 0, 0]])
+
+
+def test_known_classes_map_labels_to_their_index():
+    v = check_votes(np.array([["b", "c"]], dtype=object), classes=["a", "b", "c"])
+    assert v.label.tolist() == [1, 2]
+
+
+def test_string_votes_with_none_missing():
+    votes = np.array([["cat", None], [None, "dog"], ["dog", "cat"]], dtype=object)
+    v = check_votes(votes, missing_label=None)
+    assert v.classes.tolist() == ["cat", "dog"]
+    assert triplets(v) == ([0, 1, 2, 2], [0, 1, 0, 1], [0, 1, 1, 0])
+
+
+def test_string_missing_marker():
+    v = check_votes(np.array([["x", ""], ["", "y"]]), missing_label="")
+    assert v.classes.tolist() == ["x", "y"]
+    assert v.n_votes == 2
+
+
+def test_float_votes_with_nan_missing_become_integer_labels():
+    v = check_votes(np.array([[1.0, np.nan], [np.nan, 3.0]]), missing_label=np.nan)
+    assert v.classes.dtype.kind == "i"
+    assert v.classes.tolist() == [1, 3]
+
+
+def test_sparse_explicit_zero_is_a_vote_and_implicit_is_missing():
+    m = sp.csr_matrix((np.array([0, 1, 0]), (np.array([0, 0, 2]), np.array([0, 1, 1]))), shape=(3, 2))
+    assert m.nnz == 3
+    v = check_votes(m)
+    assert triplets(v) == ([0, 0, 2], [0, 1, 1], [0, 1, 0])
+    assert v.n_tasks == 3
+    assert m.nnz == 3  # input untouched
+
+
+def test_sparse_duplicate_entries_are_rejected_not_summed():
+    m = sp.coo_matrix((np.array([1, 1]), (np.array([0, 0]), np.array([1, 1]))), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"two votes at row \(task\) 0, column \(worker\) 1"):
+        check_votes(m)
+
+
+def test_masked_array_masked_entries_are_missing():
+    votes = np.ma.masked_array([[0, 1], [1, 0]], mask=[[True, False], [False, False]])
+    v = check_votes(votes)
+    assert triplets(v) == ([0, 1, 1], [1, 0, 1], [1, 1, 0])
+
+
+def test_pandas_frame_with_nullable_ints_and_strings():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"w1": pd.array([1, None, 2], dtype="Int64"), "w2": [2, 2, 1]})
+    v = check_votes(df, missing_label=None)
+    assert triplets(v) == ([0, 0, 1, 2, 2], [0, 1, 1, 0, 1], [0, 1, 1, 1, 0])
+    df = pd.DataFrame({"w1": ["a", None], "w2": ["b", "a"]})
+    assert check_votes(df, missing_label=None).classes.tolist() == ["a", "b"]
+
+
+def test_one_dimensional_votes_are_one_vote_per_task():
+    v = check_votes(np.array([2, 0, -1]))
+    assert (v.n_tasks, v.n_workers) == (3, 1)
+    assert v.label.tolist() == [1, 0]
+
+
+def test_take_tasks_renumbers_rows():
+    v = check_votes(np.array([[0, 1], [-1, -1], [1, 1]]))
+    sub = v.take_tasks([2, 1, 0])
+    assert triplets(sub) == ([0, 0, 2, 2], [0, 1, 0, 1], [1, 1, 0, 1])
+    assert sub.n_tasks == 3
+
+
+def test_votes_pickle_round_trip():
+    v = check_votes(np.array([[0, 1]]))
+    w = pickle.loads(pickle.dumps(v))
+    assert triplets(w) == triplets(v)
+
+
+@pytest.mark.parametrize(
+    "votes, kwargs, error, match",
+    [
+        (np.array([[0.5, 1.0]]), {}, ValueError, r"non-integer float label 0.5 at row \(task\) 0"),
+        (np.array([[np.nan, 1.0]]), {}, ValueError, r"NaN at row \(task\) 0.*missing_label=np.nan"),
+        (np.array([[0.0, np.inf]]), {"missing_label": np.nan}, ValueError, r"label inf.*finite"),
+        (np.array([["a", 1]], dtype=object), {}, TypeError, "mixes label types"),
+        (np.array([[None, 1]], dtype=object), {}, ValueError, "None/NA.*missing_label=None"),
+        (np.zeros((0, 3)), {}, ValueError, r"empty: shape \(0, 3\)"),
+        (np.zeros((3, 0)), {}, ValueError, r"empty: shape \(3, 0\)"),
+        (np.zeros((2, 2, 2)), {}, ValueError, "must be 2-D"),
+        (np.full((2, 2), -1), {}, ValueError, "no observed vote"),
+        (np.array([[0, 5]]), {"n_classes": 3}, ValueError, r"label 5 at .*worker\) 1.*n_classes=3"),
+        (np.array([[0, 5]]), {"classes": [0, 1]}, ValueError, r"label 5 .*not one of the known"),
+        (np.array([[0, 1]]), {"n_workers": 3}, ValueError, "has 2 workers .* fitted with 3"),
+        (np.array([["a", "b"]]), {"n_classes": 2}, ValueError, "requires integer labels"),
+        (np.array([[0, 1]]), {"n_classes": 0}, ValueError, "n_classes must be a positive"),
+        (np.array([[0, 1]]), {"missing_label": [1]}, TypeError, "missing_label must be"),
+        (np.array([[1 + 2j]]), {}, TypeError, "complex"),
+    ],
+)
+def test_bad_votes_raise_clear_errors(votes, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        check_votes(votes, **kwargs)
+
+
+def test_all_missing_allowed_when_asked():
+    v = check_votes(np.full((2, 3), -1), allow_no_votes=True)
+    assert v.n_votes == 0 and v.n_tasks == 2
+    np.testing.assert_array_equal(v.counts(), np.zeros((2, 0)))
+
+
+def test_error_names_the_argument():
+    with pytest.raises(ValueError, match="^y has non-integer"):
+        check_votes(np.array([[0.5]]), name="y")
+
+
+# --------------------------------------------------------------------------- long format
+
+
+def test_votes_from_long_with_string_ids_round_trips():
+    task = ["t2", "t1", "t1", "t3"]
+    worker = ["bob", "alice", "bob", "alice"]
+    label = ["dog", "cat", "dog", "cat"]
+    lv = votes_from_long(None, task=task, worker=worker, label=label)
+    votes, tasks, workers, classes = lv
+    assert tasks.tolist() == ["t1", "t2", "t3"]
+    assert workers.tolist() == ["alice", "bob"]
+    assert classes.tolist() == ["cat", "dog"]
+    np.testing.assert_array_equal(votes, [[0, 1], [-1, 1], [0, -1]])
+    back = votes_to_long(votes, tasks=tasks, workers=workers, classes=classes)
+    got = sorted(zip(back["task"], back["worker"], back["label"]))
+    assert got == sorted(zip(task, worker, label))
+
+
+def test_votes_from_long_dataframe_and_sparse():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"item": [5, 5, 9], "annotator": [1, 2, 2], "answer": [0, 0, 1]})
+    lv = votes_from_long(df, task="item", worker="annotator", label="answer", sparse=True)
+    assert sp.issparse(lv.votes) and lv.votes.nnz == 3  # label 0 stored explicitly
+    v = check_votes(lv.votes)
+    assert triplets(v) == ([0, 0, 1], [0, 1, 1], [0, 0, 1])
+    frame = votes_to_long(lv.votes, tasks=lv.tasks, workers=lv.workers, classes=lv.classes,
+                          as_frame=True)
+    assert list(frame.columns) == ["task", "worker", "label"]
+    assert frame["task"].tolist() == [5, 5, 9]
+
+
+def test_votes_from_long_rejects_duplicates_and_missing_columns():
+    with pytest.raises(ValueError, match="worker 'w' voted more than once on task 't'"):
+        votes_from_long(None, task=["t", "t"], worker=["w", "w"], label=[0, 1])
+    with pytest.raises(KeyError, match="no worker column 'annotator'"):
+        votes_from_long({"task": [1], "label": [0]}, worker="annotator")
+    with pytest.raises(ValueError, match="differ in length"):
+        votes_from_long(None, task=[1, 2], worker=[1], label=[0])
+    with pytest.raises(ValueError, match="label column has a missing value at row 1"):
+        votes_from_long(None, task=[1, 2], worker=[1, 1], label=[0.0, np.nan])
+
+
+def test_votes_to_long_checks_id_lengths():
+    with pytest.raises(ValueError, match="tasks has 1 ids for 2 tasks"):
+        votes_to_long(np.array([[0], [1]]), tasks=["a"])
