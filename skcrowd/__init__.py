@@ -18,6 +18,8 @@ _LAZY = {
     "DawidSkene": "aggregation",
     "WeightedDawidSkene": "aggregation",
     "GLAD": "aggregation",
+    # self-training
+    "SelfCrowdClassifier": "selftraining",
 }
 
 __all__ = [

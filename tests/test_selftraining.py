@@ -1,0 +1,531 @@
+"""Tests of Self-Crowd (skcrowd.selftraining): selection rules, quotas, bookkeeping, contract.
+
+The selection logic is tested with two small crowd models that follow the
+protocol of :mod:`skcrowd.selftraining` (``fit(X, votes)``, ``predict_proba``,
+``predict_annotator_proba``): ``TableCrowd`` returns fixed, hand-written
+annotation distributions, so selections can be computed by hand; ``CopyCrowd``
+is a real (if simple) crowd model, fast enough for the scikit-learn checks.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skcrowd import SelfCrowdClassifier, check_votes
+from skcrowd.metrics import imbalance_ratio
+from skcrowd.selftraining import _CandidatePool, distribution_aware_quotas
+
+DATA = Path(__file__).resolve().parents[1] / "../shared/data"
+
+
+# ---------------------------------------------------------------------------
+# Crowd models following the protocol
+# ---------------------------------------------------------------------------
+
+
+class TableCrowd(ClassifierMixin, BaseEstimator):
+    """Fixed annotation distributions ``table[task, worker]``; ``X[:, 0]`` is the task id.
+
+    Records the votes of its last fit and the largest block it was asked to score.
+    """
+
+    def __init__(self, table=None, warm_start=False):
+        self.table = table
+        self.warm_start = warm_start
+
+    def fit(self, X, votes):
+        self.votes_ = votes
+        self.classes_ = np.arange(self.table.shape[2])
+        self.n_fits_ = getattr(self, "n_fits_", 0) + 1 if self.warm_start else 1
+        return self
+
+    def predict_annotator_proba(self, X, workers=None):
+        ids = np.asarray(X)[:, 0].astype(int)
+        workers = np.arange(self.table.shape[1]) if workers is None else workers
+        self.largest_block_ = max(getattr(self, "largest_block_", 0), len(ids) * len(workers))
+        return self.table[ids][:, workers]
+
+    def predict_proba(self, X):
+        return self.table[np.asarray(X)[:, 0].astype(int)].mean(axis=1)
+
+
+class CopyCrowd(ClassifierMixin, BaseEstimator):
+    """A logistic regression on the majority vote; worker ``j`` reports its predicted
+    class with its smoothed agreement rate ``a_j``, else another class uniformly."""
+
+    def __init__(self, C=1.0, warm_start=False, random_state=None):
+        self.C = C
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def fit(self, X, votes):
+        v = check_votes(votes)
+        self.classes_ = v.classes
+        has = v.votes_per_task() > 0
+        majority = v.counts()[has].argmax(axis=1)
+        self.logistic_ = (
+            LogisticRegression(C=self.C).fit(X[has], majority)
+            if len(np.unique(majority)) > 1 else majority[0]
+        )
+        hit = self.predict_proba(X).argmax(axis=1)[v.task] == v.label
+        self.accuracy_ = (np.bincount(v.worker, hit, v.n_workers) + 1) / (
+            v.votes_per_worker() + 2
+        )
+        self.vote_format_ = "sparse" if sp.issparse(votes) else "dense"
+        self.n_fits_ = getattr(self, "n_fits_", 0) + 1 if self.warm_start else 1
+        return self
+
+    def predict_proba(self, X):
+        proba = np.zeros((X.shape[0], len(self.classes_)))
+        if isinstance(self.logistic_, LogisticRegression):
+            proba[:, self.logistic_.classes_] = self.logistic_.predict_proba(X)
+        else:
+            proba[:, self.logistic_] = 1.0
+        return proba
+
+    def predict_annotator_proba(self, X, workers=None):
+        acc = self.accuracy_ if workers is None else self.accuracy_[workers]
+        p, k = self.predict_proba(X)[:, None, :], len(self.classes_)
+        if k == 1:
+            return np.repeat(p, len(acc), axis=1)
+        return acc[:, None] * p + (1 - acc[:, None]) * (1 - p) / (k - 1)
+
+
+def simulate(n_tasks=300, n_workers=20, votes_per_task=2, priors=(0.7, 0.2, 0.1), seed=0):
+    """Class-imbalanced Gaussian clusters and sparse votes of workers of varied accuracy."""
+    rng = np.random.RandomState(seed)
+    k = len(priors)
+    truth = rng.choice(k, size=n_tasks, p=priors)
+    means = np.array([[3.0, 0.0], [0.0, 3.0], [-3.0, -3.0], [3.0, 3.0]])[:k]
+    X = rng.normal(size=(n_tasks, 2)) + means[truth]
+    accuracy = rng.uniform(0.6, 0.95, n_workers)
+    votes = np.full((n_tasks, n_workers), -1)
+    for i in range(n_tasks):
+        for j in rng.choice(n_workers, votes_per_task, replace=False):
+            right = rng.rand() < accuracy[j]
+            votes[i, j] = truth[i] if right else rng.choice(np.delete(np.arange(k), truth[i]))
+    return X, votes, truth
+
+
+# ---------------------------------------------------------------------------
+# Quotas of eq. 4-5
+# ---------------------------------------------------------------------------
+
+
+def test_quotas_are_inversely_proportional_to_predicted_counts():
+    # t = (1/40, 1/120) / (1/40 + 1/120) = (3/4, 1/4)
+    assert distribution_aware_quotas([40, 120], 40).tolist() == [30, 10]
+    # t = (1/10, 1/20, 1/20) / (1/5) = (1/2, 1/4, 1/4)
+    assert distribution_aware_quotas([10, 20, 20], 8).tolist() == [4, 2, 2]
+
+
+def test_quotas_skip_classes_nobody_is_predicted_as():
+    assert distribution_aware_quotas([0, 40, 120, 0], 40).tolist() == [0, 30, 10, 0]
+    assert distribution_aware_quotas([0, 0, 5], 3).tolist() == [0, 0, 3]
+    assert distribution_aware_quotas([0, 0, 0], 3).tolist() == [0, 0, 0]
+
+
+def test_a_full_class_gives_its_share_to_the_others():
+    # shares (50/51 * 10, 1/51 * 10) = (9.8, 0.2): class 0 only has 2 candidates
+    assert distribution_aware_quotas([2, 100], 10).tolist() == [2, 8]
+    # more requested than available: every candidate is taken
+    assert distribution_aware_quotas([3, 1, 4], 100).tolist() == [3, 1, 4]
+
+
+def test_quotas_round_by_largest_remainder():
+    # t = (1/3, 1/3, 1/3): 1 + 1 + 1 and one left over for the lowest class index
+    assert distribution_aware_quotas([9, 9, 9], 4).tolist() == [2, 1, 1]
+    # shares (6/11, 3/11, 2/11) * 5 = (2.73, 1.36, 0.91)
+    assert distribution_aware_quotas([10, 20, 30], 5).tolist() == [3, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_quota_invariants(seed):
+    rng = np.random.RandomState(seed)
+    counts = rng.randint(0, 50, size=rng.randint(1, 8)) * rng.randint(0, 2, size=1)
+    n_select = rng.randint(0, 150)
+    quotas = distribution_aware_quotas(counts, n_select)
+    assert quotas.sum() == min(n_select, counts.sum())
+    assert (quotas >= 0).all() and (quotas <= counts).all()
+    # a class never gets more than another that has fewer candidates, unless that one is full
+    for a in range(len(counts)):
+        for b in range(len(counts)):
+            if 0 < counts[a] < counts[b] and quotas[a] < counts[a]:
+                assert quotas[a] >= quotas[b] - 1
+
+
+def test_quotas_reject_negative_counts():
+    with pytest.raises(ValueError, match="non-negative"):
+        distribution_aware_quotas([3, -1], 2)
+
+
+# ---------------------------------------------------------------------------
+# Candidate pool
+# ---------------------------------------------------------------------------
+
+
+def test_candidate_pool_maps_ranks_to_free_pairs():
+    votes = np.array([[0, -1, 1], [-1, -1, 0], [1, 1, -1]])
+    pool = _CandidatePool(check_votes(votes))
+    free = np.flatnonzero(votes.ravel() == -1)
+    assert pool.n_free == len(free) == 4
+    np.testing.assert_array_equal(pool.free_rank_to_flat(np.arange(4)), free)
+    np.testing.assert_array_equal(pool.is_free(np.arange(9)), votes.ravel() == -1)
+    pool.add(np.array([4]))
+    np.testing.assert_array_equal(pool.free_rank_to_flat(np.arange(3)), [1, 3, 8])
+
+
+# ---------------------------------------------------------------------------
+# Hand-computed selections
+# ---------------------------------------------------------------------------
+
+# 4 tasks, 2 workers, 3 classes. Observed: task 0 by worker 0 (class 0), task 1 by
+# worker 1 (class 1), task 2 by worker 0 (class 2). Candidates and their entropies:
+#   (0, 1) [.90 .05 .05] class 0, H = 0.394
+#   (1, 0) [.10 .80 .10] class 1, H = 0.639
+#   (2, 1) [.98 .01 .01] class 0, H = 0.112
+#   (3, 0) [.60 .30 .10] class 0, H = 0.898
+#   (3, 1) [.20 .20 .60] class 2, H = 0.950
+OBSERVED = np.array([[0, -1], [-1, 1], [2, -1], [-1, -1]])
+TABLE = np.full((4, 2, 3), 1 / 3)
+TABLE[0, 1] = [0.90, 0.05, 0.05]
+TABLE[1, 0] = [0.10, 0.80, 0.10]
+TABLE[2, 1] = [0.98, 0.01, 0.01]
+TABLE[3, 0] = [0.60, 0.30, 0.10]
+TABLE[3, 1] = [0.20, 0.20, 0.60]
+TASK_IDS = np.arange(4.0)[:, None]
+
+
+def pairs(clf):
+    p = clf.pseudo_annotations_
+    return list(zip(p["task"].tolist(), p["worker"].tolist(), p["label"].tolist(),
+                    p["iteration"].tolist()))
+
+
+def test_distribution_rule_by_hand():
+    # N' = (3, 1, 1); t = (1/3, 1, 1) / (7/3): shares (0.43, 1.29, 1.29) of M = 3, but
+    # classes 1 and 2 have one candidate each: quotas (1, 1, 1). Round 2: the two class-0
+    # candidates left, N' = (2, 0, 0), quotas (2, 0, 0).
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=2, n_pseudo=3)
+    clf.fit(TASK_IDS, OBSERVED)
+    assert pairs(clf) == [(1, 0, 1, 1), (2, 1, 0, 1), (3, 1, 2, 1), (0, 1, 0, 2), (3, 0, 0, 2)]
+    h = clf.history_
+    assert [e["iteration"] for e in h] == [0, 1, 2]
+    assert [e["n_added_per_class"].tolist() for e in h] == [[0, 0, 0], [1, 1, 1], [2, 0, 0]]
+    assert [e["n_added"] for e in h] == [0, 3, 2]
+    # R selected: (1, 1, 1) -> 0; (3, 1, 1) -> 2/5. Combined with observed (1, 1, 1):
+    # 0, (2, 2, 2) -> 0, (4, 2, 2) -> 2/8.
+    assert h[0]["imbalance_ratio_selected"] is None
+    assert [e["imbalance_ratio_selected"] for e in h[1:]] == pytest.approx([0.0, 0.4])
+    assert [e["imbalance_ratio_combined"] for e in h] == pytest.approx([0.0, 0.0, 0.25])
+    assert clf.n_iter_ == 2
+    # every candidate is now annotated: the last fit saw all 8 pairs
+    np.testing.assert_array_equal(clf.estimator_.votes_, [[0, 0], [1, 1], [2, 0], [0, 2]])
+
+
+def test_confidence_rule_by_hand():
+    # the three lowest entropies: (2, 1), (0, 1), (1, 0)
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=1, n_pseudo=3,
+                              selection="confidence").fit(TASK_IDS, OBSERVED)
+    assert pairs(clf) == [(0, 1, 0, 1), (1, 0, 1, 1), (2, 1, 0, 1)]
+    assert clf.history_[1]["n_added_per_class"].tolist() == [2, 1, 0]
+    np.testing.assert_array_equal(clf.estimator_.votes_, [[0, 0], [1, 1], [2, 0], [-1, -1]])
+
+
+def test_random_rule_labels_its_pairs_with_their_most_probable_annotation():
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=2, n_pseudo=2,
+                              selection="random", random_state=3).fit(TASK_IDS, OBSERVED)
+    chosen = pairs(clf)
+    assert len(chosen) == 4
+    assert len({(t, w) for t, w, _, _ in chosen}) == 4  # without replacement
+    for t, w, label, _ in chosen:
+        assert OBSERVED[t, w] == -1
+        assert label == TABLE[t, w].argmax()
+
+
+def test_random_rule_is_uniform_over_candidates():
+    n_tasks, n_workers = 30, 4
+    votes = np.full((n_tasks, n_workers), -1)
+    votes[np.arange(n_tasks), np.arange(n_tasks) % n_workers] = 0
+    votes[0, :] = 1
+    table = np.full((n_tasks, n_workers, 2), 0.5)
+    counts = np.zeros((n_tasks, n_workers))
+    for seed in range(200):
+        clf = SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=10,
+                                  selection="random", random_state=seed)
+        clf.fit(np.arange(n_tasks, dtype=float)[:, None], votes)
+        np.add.at(counts, (clf.pseudo_annotations_["task"], clf.pseudo_annotations_["worker"]), 1)
+    free = votes == -1
+    assert counts[~free].sum() == 0
+    # 86 candidates, 10 drawn 200 times: each is drawn about 23.3 times
+    assert counts[free].mean() == pytest.approx(2000 / free.sum())
+    assert 8 < counts[free].min() and counts[free].max() < 42
+
+
+# ---------------------------------------------------------------------------
+# Memory budget
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("selection", ["distribution", "confidence", "random"])
+def test_small_memory_budget_selects_the_same_pairs(selection):
+    X, votes, _ = simulate(n_tasks=60, n_workers=7)
+    results = []
+    for budget in (3, 10, 64, 10**6):
+        clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=25, selection=selection,
+                                  max_candidates_in_memory=budget, random_state=0)
+        clf.fit(X, votes)
+        results.append(pairs(clf))
+        assert clf.estimator_.vote_format_ == ("dense" if budget >= 60 * 7 else "sparse")
+    assert all(r == results[0] for r in results[1:])
+    assert len(results[0]) == 50
+
+
+def test_blocks_never_exceed_the_budget():
+    table = np.random.RandomState(0).dirichlet(np.ones(3), size=(4, 2))
+    for budget in (1, 3, 5):
+        # warm start: estimator_ is the model that scored the candidates
+        clf = SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=3, warm_start=True,
+                                  max_candidates_in_memory=budget).fit(TASK_IDS, OBSERVED)
+        assert clf.estimator_.largest_block_ <= budget
+        assert clf.history_[1]["n_added"] == 3
+
+
+# ---------------------------------------------------------------------------
+# Behaviour on simulated crowds
+# ---------------------------------------------------------------------------
+
+
+def pseudo_accuracy(clf, truth):
+    p = clf.pseudo_annotations_
+    return np.mean(p["label"] == truth[p["task"]])
+
+
+def test_distribution_rule_selects_balanced_and_correct_pseudo_annotations():
+    X, votes, truth = simulate()
+    fitted = {
+        rule: SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=300, selection=rule,
+                                  random_state=0).fit(X, votes)
+        for rule in ("distribution", "confidence", "random")
+    }
+    r_selected = {rule: clf.history_[-1]["imbalance_ratio_selected"]
+                  for rule, clf in fitted.items()}
+    r_observed = imbalance_ratio(votes)
+    # confidence follows the majority class; the quotas rebalance (paper, fig. 3b-c)
+    assert r_selected["distribution"] < r_selected["random"] < r_selected["confidence"]
+    assert fitted["distribution"].history_[-1]["imbalance_ratio_combined"] < r_observed
+    assert fitted["confidence"].history_[-1]["imbalance_ratio_combined"] > r_observed
+    # the pseudo-annotations of worker j are predictions of the truth on easy clusters
+    assert pseudo_accuracy(fitted["distribution"], truth) > 0.9
+    for clf in fitted.values():
+        assert clf.score(X, truth) > 0.9
+        p = clf.pseudo_annotations_
+        flat = p["task"] * votes.shape[1] + p["worker"]
+        assert len(np.unique(flat)) == 900
+        assert (votes[p["task"], p["worker"]] == -1).all()
+
+
+def test_extreme_votes_stay_finite(recwarn):
+    # 1000 votes on one task, workers with a single vote, a class nobody predicts
+    rng = np.random.RandomState(0)
+    n_tasks, n_workers = 40, 1000
+    X = rng.normal(size=(n_tasks, 3))
+    votes = np.full((n_tasks, n_workers), -1)
+    votes[0] = rng.choice([0, 1], size=n_workers)
+    votes[1:, 0] = (X[1:, 0] > 0).astype(int)
+    votes[5, 7] = 2  # class 2: one vote
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=500,
+                              max_candidates_in_memory=4096).fit(X, votes)
+    for entry in clf.history_:
+        assert 0 <= entry["imbalance_ratio_combined"] <= 1
+    assert np.isfinite(clf.predict_proba(X)).all()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_stops_when_every_pair_is_annotated():
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=10, n_pseudo=4)
+    clf.fit(TASK_IDS, OBSERVED)
+    assert clf.n_iter_ == 2 and len(clf.history_) == 3
+    assert [e["n_added"] for e in clf.history_] == [0, 4, 1]
+
+
+def test_float_n_pseudo_is_a_fraction_of_the_initial_candidates():
+    X, votes, _ = simulate(n_tasks=50, n_workers=6)
+    n_candidates = (votes == -1).sum()  # 200
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=0.15).fit(X, votes)
+    assert [e["n_added"] for e in clf.history_[1:]] == [int(0.15 * n_candidates)] * 2
+
+
+def test_one_vote_per_task_leaves_nothing_to_add():
+    X, _, truth = simulate(n_tasks=40)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=3).fit(X, truth)
+    assert clf.n_iter_ == 0 and clf.pseudo_annotations_["task"].shape == (0,)
+    assert clf.score(X, truth) > 0.9
+
+
+def test_string_labels_and_history_table():
+    pd = pytest.importorskip("pandas")
+    X, votes, truth = simulate(n_tasks=80, n_workers=5)
+    names = np.array(["coast", "forest", "highway"], dtype=object)
+    str_votes = np.where(votes >= 0, names[votes.clip(0)], None)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=30, missing_label=None,
+                              random_state=0)
+    clf.fit(X, pd.DataFrame(str_votes), X_val=X[:20], y_val=names[truth[:20]])
+    assert clf.classes_.tolist() == names.tolist()
+    assert set(clf.pseudo_annotations_["label"]) <= set(names)
+    assert set(clf.predict(X)) <= set(names)
+    table = pd.DataFrame(clf.history_)
+    assert table.columns.tolist() == [
+        "iteration", "n_added", "n_added_per_class", "imbalance_ratio_selected",
+        "imbalance_ratio_combined", "valid_accuracy",
+    ]
+    # valid_accuracy is the accuracy of the model fitted in that round
+    assert table["valid_accuracy"].iloc[-1] == pytest.approx(
+        np.mean(clf.predict(X[:20]) == names[truth[:20]])
+    )
+
+
+def test_validation_votes_give_majority_vote_accuracy():
+    X, votes, _ = simulate(n_tasks=60, n_workers=5)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=20)
+    clf.fit(X, votes, X_val=X, y_val=votes)
+    assert clf.history_[-1]["valid_accuracy"] == pytest.approx(clf.score(X, votes))
+    assert "valid_accuracy" not in SelfCrowdClassifier(CopyCrowd(), n_iterations=1).fit(
+        X, votes).history_[0]
+
+
+# ---------------------------------------------------------------------------
+# Estimator options
+# ---------------------------------------------------------------------------
+
+
+def test_warm_start_keeps_training_the_same_model():
+    X, votes, _ = simulate(n_tasks=50, n_workers=6)
+    cold = SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=10).fit(X, votes)
+    warm = SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=10, warm_start=True)
+    warm.fit(X, votes)
+    assert cold.estimator_.n_fits_ == 1
+    assert warm.estimator_.n_fits_ == 4
+    assert warm.estimator.warm_start is False  # the given estimator is left untouched
+
+
+def test_warm_start_needs_a_warm_start_parameter():
+    class NoWarmStart(CopyCrowd):
+        def __init__(self, C=1.0):
+            self.C = C
+
+    X, votes, _ = simulate(n_tasks=30, n_workers=4)
+    with pytest.raises(ValueError, match="NoWarmStart has none"):
+        SelfCrowdClassifier(NoWarmStart(), warm_start=True).fit(X, votes)
+
+
+def test_random_state_makes_fits_reproducible_and_seeds_the_crowd_model():
+    X, votes, _ = simulate(n_tasks=60, n_workers=5)
+    a = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=15, selection="random",
+                            random_state=7).fit(X, votes)
+    b = clone(a).fit(X, votes)
+    c = clone(a).set_params(random_state=8).fit(X, votes)
+    assert pairs(a) == pairs(b) != pairs(c)
+    assert a.estimator_.random_state == b.estimator_.random_state is not None
+
+
+def test_protocol_violation_is_reported():
+    class WrongShape(TableCrowd):
+        def predict_annotator_proba(self, X, workers=None):
+            return super().predict_annotator_proba(X, workers)[:, :, :2]
+
+    with pytest.raises(ValueError, match=r"WrongShape.predict_annotator_proba returned shape"):
+        SelfCrowdClassifier(WrongShape(TABLE), n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
+    with pytest.raises(ValueError, match="predict_annotator_proba"):
+        SelfCrowdClassifier(LogisticRegression()).fit(TASK_IDS, OBSERVED)
+
+
+def test_bad_input_names_the_argument():
+    X, votes, truth = simulate(n_tasks=30, n_workers=4)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1)
+    with pytest.raises(ValueError, match=r"X has 29 samples .* y \(votes\) has 30 rows"):
+        clf.fit(X[:-1], votes)
+    with pytest.raises(ValueError, match="both X_val and y_val"):
+        clf.fit(X, votes, X_val=X)
+    with pytest.raises(ValueError, match=r"y_val has label 7 at row \(task\) 2"):
+        clf.fit(X, votes, X_val=X[:3], y_val=[0, 1, 7])
+    with pytest.raises(ValueError, match=r"y \(votes\) has non-integer float label 0.5"):
+        clf.fit(X, np.where(votes == 1, 0.5, votes))
+    with pytest.raises(ValueError, match="n_pseudo"):
+        SelfCrowdClassifier(CopyCrowd(), n_pseudo=0).fit(X, votes)
+    with pytest.raises(ValueError, match="selection"):
+        SelfCrowdClassifier(CopyCrowd(), selection="entropy").fit(X, votes)
+    clf.fit(X, votes)
+    with pytest.raises(ValueError, match="label 9"):
+        clf.score(X, np.where(votes == 1, 9, votes))
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn integration
+# ---------------------------------------------------------------------------
+
+
+def test_pipeline_and_grid_search():
+    X, votes, truth = simulate(n_tasks=150, n_workers=10)
+    pipe = make_pipeline(StandardScaler(), SelfCrowdClassifier(CopyCrowd(), n_iterations=1))
+    grid = GridSearchCV(
+        pipe,
+        {"selfcrowdclassifier__selection": ["distribution", "confidence"],
+         "selfcrowdclassifier__n_pseudo": [50, 0.2]},
+        cv=KFold(3, shuffle=True, random_state=0),
+    ).fit(X, votes)
+    assert len(grid.cv_results_["mean_test_score"]) == 4
+    assert grid.best_score_ > 0.7  # agreement with the majority of two noisy votes
+    assert np.mean(grid.predict(X) == truth) > 0.9
+
+
+EXPECTED_FAILED_CHECKS = {
+    "check_classifiers_classes": "-1 marks a missing vote: y with labels -1 and 1 is one class",
+    "check_classifier_multioutput": "2-D y is a votes matrix (a column per worker), not "
+    "multi-output targets: predict returns one label per task",
+    "check_classifiers_regression_target": "check_votes rejects a float label with its own "
+    "message naming the entry ('non-integer float label'), not 'continuous'",
+}
+
+
+@parametrize_with_checks(
+    [SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=0.2, random_state=0)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# ---------------------------------------------------------------------------
+# Real data
+# ---------------------------------------------------------------------------
+
+
+def test_labelme_pseudo_annotations_beat_the_workers():
+    root = DATA / "labelme"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent")
+    pd = pytest.importorskip("pandas")
+    long = pd.read_csv(root / "votes.csv")
+    votes = np.full((1000, 59), -1)
+    votes[long["task"], long["worker"]] = long["label"]
+    X = np.load(root / "features_vgg16avg_train.npy")
+    truth = pd.read_csv(root / "truth.csv").sort_values("task")["label"].to_numpy()
+    clf = SelfCrowdClassifier(make_pipeline(StandardScaler(), CopyCrowd(C=0.01)),
+                              n_iterations=2, n_pseudo=5000, random_state=0)
+    with pytest.raises(ValueError, match="predict_annotator_proba"):
+        clf.fit(X, votes)  # a Pipeline does not follow the protocol
+    X = StandardScaler().fit_transform(X)
+    clf.set_params(estimator=CopyCrowd(C=0.01)).fit(X, votes)
+    worker_accuracy = np.mean(votes[votes >= 0] == np.broadcast_to(truth[:, None],
+                                                                   votes.shape)[votes >= 0])
+    assert pseudo_accuracy(clf, truth) > worker_accuracy
+    assert clf.history_[-1]["imbalance_ratio_combined"] < imbalance_ratio(votes)
