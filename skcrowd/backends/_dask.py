@@ -1,0 +1,301 @@
+"""Dask backend: long-format votes in a ``dask.dataframe``, EM statistics summed across a cluster.
+
+:class:`DaskVotes` encodes a dask DataFrame of votes (columns ``task``, ``worker``, ``label``)
+once: worker ids and labels become integer indices, the votes are shuffled by task **once** so
+that each partition holds whole tasks, and each partition becomes a :class:`~._blocks.VoteBlock`
+kept in the cluster's memory. An EM iteration then scatters the parameters (one broadcast),
+runs the kernel on every block where it lives, and brings back per-block statistics indexed by
+the workers present in the block.
+
+The cluster is the user's :class:`distributed.Client` when one is active (``Client(...)``
+anywhere in the session, e.g. connected to a remote scheduler); otherwise an embedded
+:class:`distributed.LocalCluster` is started on first use and kept for the session.
+"""
+
+from __future__ import annotations
+
+import atexit
+import numbers
+import threading
+
+import numpy as np
+
+from ._blocks import VoteBlock
+
+__all__ = ["DaskVotes", "get_client"]
+
+COLUMNS = ("task", "worker", "label")
+
+# Embedded cluster: one Dask worker whose threads share this process (processes=False).
+# Measured on the shared 2-core machine (benchmarks/scale.py --dask-cluster): threads avoid
+# copying the parameter tables and the statistics between processes every iteration.
+EMBEDDED_CLUSTER = {"processes": False, "n_workers": 1, "threads_per_worker": None}
+
+_embedded = {}
+_embedded_lock = threading.Lock()
+
+
+def _distributed():
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed
+    except ImportError as exc:  # pragma: no cover - dask is a test dependency
+        raise ImportError(
+            "Dask input needs dask.dataframe and dask.distributed: pip install 'skcrowd[dask]'"
+        ) from exc
+    return distributed
+
+
+def is_dask_frame(obj) -> bool:
+    """Whether ``obj`` is a ``dask.dataframe.DataFrame`` (without importing dask)."""
+    return any(c.__module__.startswith("dask") and c.__name__ == "DataFrame"
+               for c in type(obj).__mro__)
+
+
+def get_client(client=None):
+    """The Dask client that runs skcrowd's work.
+
+    Parameters
+    ----------
+    client : distributed.Client, default=None
+        Use this client.
+
+    Returns
+    -------
+    distributed.Client
+        ``client`` if given; else the session's default client (any ``distributed.Client(...)``
+        created by the user, local or connected to a remote scheduler); else an embedded
+        :class:`distributed.LocalCluster` started on the first call and closed at exit.
+
+    Examples
+    --------
+    >>> from distributed import Client, LocalCluster
+    >>> from skcrowd.backends import get_client
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    ...         Client(cluster) as client:
+    ...     get_client() is client
+    True
+    """
+    distributed = _distributed()
+    if client is not None:
+        return client
+    try:
+        return distributed.default_client()
+    except ValueError:
+        pass
+    with _embedded_lock:
+        c = _embedded.get("client")
+        if c is None or c.status in ("closing", "closed"):
+            cluster = distributed.LocalCluster(dashboard_address=None, **EMBEDDED_CLUSTER)
+            _embedded["cluster"] = cluster
+            _embedded["client"] = c = distributed.Client(cluster, set_as_default=False)
+            atexit.register(close_embedded_cluster)
+        return c
+
+
+def close_embedded_cluster():
+    """Close the embedded LocalCluster, if one was started (it restarts on next use)."""
+    with _embedded_lock:
+        client, cluster = _embedded.pop("client", None), _embedded.pop("cluster", None)
+    if client is not None:
+        client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _encode_partition(part, worker_index, class_index, label_is_float):
+    """Map worker ids and labels of a pandas partition to int32 / int16 indices."""
+    import pandas as pd
+
+    lab = part["label"].to_numpy()
+    if label_is_float:
+        lab = lab.astype(np.int64)
+    return pd.DataFrame({
+        "task": part["task"].to_numpy(),
+        "worker": worker_index.get_indexer(part["worker"].to_numpy()).astype(np.int32),
+        "label": class_index.get_indexer(lab).astype(np.int16),
+    }, index=part.index)
+
+
+def _make_block(part, activity_rank, classes):
+    """:class:`VoteBlock` of an encoded pandas partition that holds whole tasks."""
+    part = part.sort_values("task", kind="stable")
+    t = part["task"].to_numpy()
+    start = np.ones(len(t), dtype=bool)
+    start[1:] = t[1:] != t[:-1]
+    return VoteBlock.from_encoded(start, part["worker"].to_numpy(), part["label"].to_numpy(),
+                                  t[start], activity_rank, classes)
+
+
+def _block_size(block):
+    return block.votes.n_tasks, block.votes.n_votes
+
+
+def _first_row(frame, mask):
+    """Index label of the first row of ``frame`` where ``mask`` holds (computed on demand)."""
+    return frame.index[mask].head(1, npartitions=-1).tolist()[0]
+
+
+class DaskVotes:
+    """Long-format votes in a dask DataFrame, encoded once into task-partitioned blocks.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+        Columns ``task``, ``worker`` and ``label``, one row per vote (ids integers or strings).
+    classes : array-like, default=None
+        Known classes (a fitted ``classes_``): every label must be one of them.
+    n_classes : int, default=None
+        Number of classes when some never appear (integer labels in ``range(n_classes)``).
+    worker_ids : array-like, default=None
+        Known worker ids (a fitted model's); by default the sorted distinct ids of ``frame``.
+    client : distributed.Client, default=None
+        The client to use; by default :func:`get_client`'s.
+    npartitions : int, default=None
+        Number of task partitions (blocks); by default the larger of the frame's number of
+        partitions and the cluster's number of threads.
+    name : str, default="votes"
+        Name of the argument, used in error messages.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+    worker_ids : ndarray of shape (n_workers,)
+    votes_per_worker : ndarray of shape (n_workers,)
+    n_votes, n_tasks, n_workers, n_blocks : int
+    client : distributed.Client
+    blocks : list of distributed.Future
+        One :class:`~._blocks.VoteBlock` per partition, in the cluster's memory.
+
+    Examples
+    --------
+    >>> import pandas as pd, dask.dataframe as dd
+    >>> from distributed import Client, LocalCluster
+    >>> from skcrowd.backends import DaskVotes
+    >>> frame = dd.from_pandas(pd.DataFrame({"task": [7, 3, 3], "worker": ["b", "a", "b"],
+    ...                                      "label": ["cat", "dog", "cat"]}), npartitions=2)
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    ...         Client(cluster) as client:
+    ...     votes = DaskVotes(frame)
+    ...     print(votes.n_tasks, votes.worker_ids.tolist(), votes.classes.tolist())
+    ...     print(sum(votes.map_blocks(lambda block: block.votes.n_votes)))
+    2 ['a', 'b'] ['cat', 'dog']
+    3
+    """
+
+    def __init__(self, frame, *, classes=None, n_classes=None, worker_ids=None, client=None,
+                 npartitions=None, name="votes"):
+        import dask
+        import pandas as pd
+
+        _distributed()
+        if not is_dask_frame(frame):
+            raise TypeError(f"{name} must be a dask.dataframe.DataFrame, got "
+                            f"{type(frame).__name__}.")
+        missing = [c for c in COLUMNS if c not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"{name} has no column {missing[0]!r}: long-format votes need the columns "
+                f"{list(COLUMNS)} (one row per vote), got {list(frame.columns)}."
+            )
+        if n_classes is not None and (not isinstance(n_classes, numbers.Integral)
+                                      or isinstance(n_classes, bool) or n_classes < 1):
+            raise ValueError(f"n_classes must be a positive integer or None, got {n_classes!r}.")
+        self.client = client = get_client(client)
+        frame = frame[list(COLUMNS)]
+
+        # pass 1: missing values, worker vote counts, distinct labels
+        nulls, counts, labels = client.compute(
+            [frame.isna().sum(), frame["worker"].value_counts(split_out=1),
+             frame["label"].unique(split_out=1)],
+            sync=True)
+        for col in COLUMNS:
+            if nulls[col]:
+                raise ValueError(
+                    f"{name} row {_first_row(frame, frame[col].isna())!r} has a missing {col}; "
+                    "drop rows without a vote first."
+                )
+        labels = np.asarray(labels)
+        label_is_float = labels.dtype.kind == "f"
+        if label_is_float:
+            bad = ~np.isfinite(labels) | (labels != np.round(labels))
+            if bad.any():
+                raise ValueError(
+                    f"{name} has label {labels[bad][0]!r} at row "
+                    f"{_first_row(frame, frame['label'] == labels[bad][0])!r}; labels must be "
+                    "integers, integral floats or strings."
+                )
+            labels = labels.astype(np.int64)
+        if classes is not None:
+            self.classes = np.asarray(classes)
+        elif n_classes is not None:
+            if labels.dtype.kind not in "iu" or ((labels < 0) | (labels >= n_classes)).any():
+                bad = labels if labels.dtype.kind not in "iu" else labels[
+                    (labels < 0) | (labels >= n_classes)]
+                raise ValueError(
+                    f"{name} has label {bad[0]!r}, outside range(n_classes) with "
+                    f"n_classes={n_classes}."
+                )
+            self.classes = np.arange(n_classes)
+        else:
+            self.classes = np.sort(labels)
+        class_index = pd.Index(self.classes)
+        unknown = labels[class_index.get_indexer(labels) < 0]
+        if len(unknown):
+            raise ValueError(
+                f"{name} has label {unknown[0]!r} at row "
+                f"{_first_row(frame, frame['label'] == unknown[0])!r}, which is not one of the "
+                f"known classes {self.classes.tolist()!r}."
+            )
+
+        if worker_ids is None:
+            counts = counts.sort_index()
+            self.worker_ids = counts.index.to_numpy()
+            self.votes_per_worker = counts.to_numpy().astype(np.int64)
+        else:
+            self.worker_ids = np.asarray(worker_ids)
+            pos = pd.Index(self.worker_ids).get_indexer(counts.index)
+            if (pos < 0).any():
+                w = counts.index[pos < 0][0]
+                raise ValueError(
+                    f"{name} row {_first_row(frame, frame['worker'] == w)!r} has worker {w!r}, "
+                    "which is not one of the known workers seen at fit."
+                )
+            self.votes_per_worker = np.zeros(len(self.worker_ids), dtype=np.int64)
+            self.votes_per_worker[pos] = counts.to_numpy()
+        if self.worker_ids.dtype.kind == "O":
+            self.worker_ids = self.worker_ids.astype(str)
+        self.n_workers = len(self.worker_ids)
+        self.n_votes = int(self.votes_per_worker.sum())
+        activity_rank = np.empty(self.n_workers, dtype=np.int64)
+        activity_rank[np.argsort(-self.votes_per_worker, kind="stable")] = np.arange(
+            self.n_workers)
+
+        # encode, partition by task once, one block per partition, kept on the cluster
+        encoded = frame.map_partitions(
+            _encode_partition, pd.Index(self.worker_ids), class_index, label_is_float,
+            meta={"task": frame.dtypes["task"], "worker": np.int32, "label": np.int16})
+        if npartitions is None:
+            npartitions = max(frame.npartitions, sum(client.nthreads().values()))
+        shuffled = encoded.shuffle("task", npartitions=int(npartitions))
+        rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True)
+        make_block = dask.delayed(_make_block, pure=True)
+        self.blocks = client.compute([make_block(part, rank, classes_)
+                                      for part in shuffled.to_delayed()])
+        sizes = np.array(client.gather([client.submit(_block_size, b) for b in self.blocks]))
+        self.n_blocks = len(self.blocks)
+        self.n_tasks = int(sizes[:, 0].sum())
+
+    def map_blocks(self, fn, *args, gather=True):
+        """``[fn(block, *args) for block in blocks]``, each call on the worker holding its block.
+
+        ``args`` are scattered once (broadcast to every Dask worker); a future among them is
+        passed as is, so per-block state can stay on the cluster. With ``gather=False`` the
+        futures are returned instead of the results.
+        """
+        client = self.client
+        distributed = _distributed()
+        args = [a if isinstance(a, distributed.Future) else client.scatter(a, broadcast=True)
+                for a in args]
+        futures = [client.submit(fn, b, *args, pure=False) for b in self.blocks]
+        return client.gather(futures) if gather else futures

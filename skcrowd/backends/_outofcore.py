@@ -1,0 +1,524 @@
+"""Out-of-core votes: long-format parquet files streamed in task-sorted blocks.
+
+:class:`OutOfCoreVotes` reads a parquet file, a folder of parquet files or a
+:class:`pyarrow.dataset.Dataset` of long-format votes (columns ``task``, ``worker``, ``label``,
+one row per vote) and encodes it once into a cache folder of :class:`~._blocks.VoteBlock` files:
+
+1. a first pass counts the votes of each worker, collects the labels, checks for missing values
+   and tells whether the votes are sorted by task;
+2. votes that are not sorted are bucketed by task on disk (each bucket holds a range of task
+   ids, split at quantiles of a sample, so sorting the buckets one by one sorts the file);
+3. a second pass maps worker ids and labels to integer indices and cuts the stream into blocks of
+   about ``block_votes`` votes made of whole tasks, with block-local worker numbers.
+
+Each EM iteration then streams the blocks (one block in memory, the next one loading in a
+thread). Memory: the worker tables, a task sample of at most ``_SAMPLE_SIZE`` ids and one or two
+blocks, whatever the number of votes.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import numbers
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..votes import Votes
+from ._blocks import VoteBlock
+
+__all__ = ["OutOfCoreVotes"]
+
+COLUMNS = ("task", "worker", "label")
+_READ_ROWS = 1 << 20  # rows per record batch read from parquet
+_SAMPLE_SIZE = 1 << 16  # task ids kept to choose bucket boundaries
+_MAX_BUCKETS = 1024
+
+
+def _pa():
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+    except ImportError as exc:  # pragma: no cover - pyarrow is a test dependency
+        raise ImportError(
+            "out-of-core votes need pyarrow: pip install 'skcrowd[dask]' or pip install pyarrow"
+        ) from exc
+    return pa, pc, ds
+
+
+def open_votes_dataset(source, name="votes"):
+    """A :class:`pyarrow.dataset.Dataset` of long-format votes, its columns checked.
+
+    ``source`` is a path (str or :class:`~pathlib.Path`) of a parquet file or folder, or a
+    dataset.
+    """
+    pa, pc, ds = _pa()
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(f"{name}: no parquet file or folder at {str(path)!r}.")
+        dataset = ds.dataset(path, format="parquet")
+    elif isinstance(source, ds.Dataset):
+        dataset = source
+    else:
+        raise TypeError(
+            f"{name} must be a path of parquet votes or a pyarrow.dataset.Dataset, got "
+            f"{type(source).__name__}."
+        )
+    missing = [c for c in COLUMNS if c not in dataset.schema.names]
+    if missing:
+        raise ValueError(
+            f"{name} has no column {missing[0]!r}: long-format votes need the columns "
+            f"{list(COLUMNS)} (one row per vote), got {dataset.schema.names}."
+        )
+    for col in COLUMNS:
+        typ = dataset.schema.field(col).type
+        if pa.types.is_dictionary(typ):
+            typ = typ.value_type
+        ok = (pa.types.is_integer(typ) or pa.types.is_string(typ)
+              or pa.types.is_large_string(typ) or (col == "label" and (
+                  pa.types.is_floating(typ) or pa.types.is_boolean(typ))))
+        if not ok:
+            raise TypeError(
+                f"{name} column {col!r} has type {typ}; ids must be integers or strings and "
+                "labels integers, integral floats, booleans or strings."
+            )
+    return dataset
+
+
+def _scan_batches(dataset, columns=COLUMNS):
+    """Yield ``(first_row, {column: pyarrow.Array})`` in file order, dictionaries decoded."""
+    pa, pc, ds = _pa()
+    row = 0
+    for batch in dataset.to_batches(columns=list(columns), batch_size=_READ_ROWS,
+                                    batch_readahead=1, fragment_readahead=1):
+        cols = {}
+        for c in columns:
+            arr = batch.column(c)
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            cols[c] = arr
+        yield row, cols
+        row += batch.num_rows
+
+
+def _fmt(value):
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _check_batch(row, cols, name, n_classes, class_set, worker_set):
+    """Raise on missing values, labels that are not integral or not known, naming the row."""
+    pa, pc, ds = _pa()
+    for c, arr in cols.items():
+        if arr.null_count:
+            i = int(np.argmax(pc.is_null(arr).to_numpy(zero_copy_only=False)))
+            raise ValueError(
+                f"{name} row {row + i} has a missing {c}; drop rows without a vote first."
+            )
+    lab = cols["label"]
+    if pa.types.is_floating(lab.type):
+        x = lab.to_numpy()
+        bad = ~np.isfinite(x) | (x != np.round(x))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"{name} row {row + i} has label {_fmt(x[i])}; labels must be integers, "
+                "integral floats or strings."
+            )
+    if n_classes is not None:
+        if not pa.types.is_integer(lab.type) and not pa.types.is_floating(lab.type):
+            raise ValueError(
+                f"n_classes={n_classes} requires integer labels in range(n_classes), but the "
+                f"{name} label column has type {lab.type}."
+            )
+        x = lab.to_numpy()
+        bad = (x < 0) | (x >= n_classes)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"{name} row {row + i} has label {_fmt(x[i])}, outside range(n_classes) with "
+                f"n_classes={n_classes}."
+            )
+    if class_set is not None:
+        _index_in(lab.cast("int64") if pa.types.is_floating(lab.type) else lab, class_set,
+                  "label", name, row)
+    if worker_set is not None:
+        _index_in(cols["worker"], worker_set, "worker", name, row)
+
+
+class _Scan:
+    """First pass: worker vote counts, distinct labels, sortedness, a sample of task ids."""
+
+    def __init__(self, dataset, name, n_classes, class_set, worker_set, seed=0):
+        pa, pc, ds = _pa()
+        rng = np.random.default_rng(seed)
+        counts, labels = [], []
+        sample_keys = np.empty(0)
+        sample = None
+        self.sorted = True
+        self.n_votes = 0
+        self.n_task_runs = 0  # number of runs of equal task ids: n_tasks when sorted
+        last = None
+        for row, cols in _scan_batches(dataset):
+            _check_batch(row, cols, name, n_classes, class_set, worker_set)
+            t = cols["task"]
+            n = len(t)
+            if n == 0:
+                continue
+            if last is not None and self.sorted and pc.less(t[0], last).as_py():
+                self.sorted = False
+            if n > 1:
+                if self.sorted and pc.any(pc.less(t[1:], t[:-1])).as_py():
+                    self.sorted = False
+                self.n_task_runs += int(pc.sum(pc.not_equal(t[1:], t[:-1])).as_py() or 0)
+            self.n_task_runs += int(last is None or t[0] != last)
+            last = t[n - 1]
+            vc = pc.value_counts(cols["worker"])
+            counts.append(pa.table({"id": vc.field(0), "n": vc.field(1)}))
+            if sum(len(x) for x in counts) > 4 * len(counts[0]) + (1 << 20):
+                counts = [_merge_counts(counts)]
+            labels.append(pc.unique(cols["label"]))
+            # bottom-k sample by random keys: a uniform sample of the task ids of all votes
+            keys = rng.random(n)
+            take = np.argpartition(keys, min(_SAMPLE_SIZE, n) - 1)[:_SAMPLE_SIZE]
+            cand_keys = np.concatenate([sample_keys, keys[take]])
+            cand = t.take(pa.array(take)) if sample is None else pa.concat_arrays(
+                [sample, t.take(pa.array(take))])
+            keep = np.argsort(cand_keys)[:_SAMPLE_SIZE]
+            sample_keys, sample = cand_keys[keep], cand.take(pa.array(keep))
+            self.n_votes += n
+        if self.n_votes == 0:
+            raise ValueError(f"{name} contains no vote (no rows).")
+        merged = _merge_counts(counts).sort_by("id")
+        self.worker_ids = merged.column("id").combine_chunks()
+        self.worker_counts = merged.column("n").to_numpy().astype(np.int64)
+        self.labels = pc.unique(pa.chunked_array(labels))
+        self.task_sample = sample
+
+
+def _merge_counts(tables):
+    pa, pc, ds = _pa()
+    table = pa.concat_tables(tables).group_by("id").aggregate([("n", "sum")])
+    return table.rename_columns(["id", "n"])
+
+
+def _numpy(arr):
+    """numpy copy of a pyarrow array (strings as a ``str`` array, like ``np.unique`` gives)."""
+    pa, pc, ds = _pa()
+    out = arr.to_numpy(zero_copy_only=False)
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        out = out.astype(str)
+    return out
+
+
+def _index_in(arr, value_set, what, name, row):
+    """Index of each value of ``arr`` in ``value_set`` (int64); unknown values raise."""
+    pa, pc, ds = _pa()
+    try:
+        idx = pc.index_in(arr, value_set=value_set)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise TypeError(
+            f"{name} {what} column of type {arr.type} does not match the known {what}s of type "
+            f"{value_set.type}: {exc}"
+        ) from exc
+    if idx.null_count:
+        i = int(np.argmax(pc.is_null(idx).to_numpy(zero_copy_only=False)))
+        known = "classes" if what == "label" else "workers seen at fit"
+        raise ValueError(
+            f"{name} row {row + i} has {what} {_fmt(arr[i].as_py())}, which is not one of the "
+            f"known {known}."
+        )
+    return idx.to_numpy().astype(np.int64)
+
+
+class OutOfCoreVotes:
+    """Long-format votes on disk, encoded once into task-sorted blocks of whole tasks.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or pyarrow.dataset.Dataset
+        A parquet file or folder, or a dataset, with columns ``task``, ``worker`` and ``label``
+        (one row per vote; ids integers or strings). Sorted by task is fastest; other orders are
+        bucketed by task on disk first.
+    classes : array-like, default=None
+        Known classes (a fitted ``classes_``): every label must be one of them.
+    n_classes : int, default=None
+        Number of classes when some never appear (integer labels in ``range(n_classes)``).
+    worker_ids : array-like, default=None
+        Known worker ids (a fitted model's): the workers are numbered as in it and an unknown
+        worker is an error. By default the workers are the sorted distinct ids of the file.
+    block_votes : int, default=4_000_000
+        About how many votes each block holds (blocks hold whole tasks).
+    tmp_dir : str or Path, default=None
+        Where the cache folder is created (default: the system's temporary folder). It needs
+        about 6 bytes per vote, twice that for unsorted input while it is bucketed.
+    name : str, default="votes"
+        Name of the argument, used in error messages.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (n_classes,)
+    worker_ids : ndarray of shape (n_workers,)
+        Original id of each worker index.
+    votes_per_worker : ndarray of shape (n_workers,)
+    n_votes, n_tasks, n_workers, n_blocks : int
+    was_sorted : bool
+        Whether the source was already sorted by task (no bucketing pass was needed).
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> from skcrowd.backends import OutOfCoreVotes
+    >>> path = tempfile.mkdtemp() + "/votes.parquet"
+    >>> pq.write_table(pa.table({"task": [7, 3, 3], "worker": ["b", "a", "b"],
+    ...                          "label": ["cat", "dog", "cat"]}), path)
+    >>> with OutOfCoreVotes(path) as votes:
+    ...     blocks = list(votes)
+    ...     print(votes.n_tasks, votes.worker_ids.tolist(), votes.classes.tolist(),
+    ...           votes.was_sorted)
+    2 ['a', 'b'] ['cat', 'dog'] False
+    >>> block = blocks[0]
+    >>> block.tasks.tolist(), block.votes.task.tolist(), block.votes.label.tolist()
+    ([3, 7], [0, 0, 1], [1, 0, 0])
+    >>> block.workers[block.votes.worker].tolist()  # crowd-wide worker index of each vote
+    [0, 1, 1]
+    """
+
+    def __init__(self, source, *, classes=None, n_classes=None, worker_ids=None,
+                 block_votes=4_000_000, tmp_dir=None, name="votes"):
+        pa, pc, ds = _pa()
+        if not isinstance(block_votes, numbers.Integral) or block_votes < 1:
+            raise ValueError(f"block_votes must be a positive integer, got {block_votes!r}.")
+        if n_classes is not None and (not isinstance(n_classes, numbers.Integral)
+                                      or isinstance(n_classes, bool) or n_classes < 1):
+            raise ValueError(f"n_classes must be a positive integer or None, got {n_classes!r}.")
+        self._name = name
+        self._block_votes = int(block_votes)
+        dataset = open_votes_dataset(source, name)
+        known_classes = None if classes is None else np.asarray(classes)
+        known_workers = None if worker_ids is None else np.asarray(worker_ids)
+        scan = _Scan(
+            dataset, name, n_classes if classes is None else None,
+            None if known_classes is None else pa.array(known_classes.tolist()),
+            None if known_workers is None else pa.array(known_workers.tolist()),
+        )
+        self.n_votes = scan.n_votes
+        self.was_sorted = scan.sorted
+
+        if known_classes is not None:
+            self.classes = known_classes
+        elif n_classes is not None:
+            self.classes = np.arange(n_classes)
+        else:
+            labels = scan.labels
+            if pa.types.is_floating(labels.type):
+                labels = labels.cast(pa.int64())
+            self.classes = np.sort(_numpy(labels))
+        self._class_set = pa.array(self.classes.tolist())
+
+        if known_workers is None:
+            self.worker_ids = _numpy(scan.worker_ids)
+            self.votes_per_worker = scan.worker_counts
+        else:
+            self.worker_ids = known_workers
+            self.votes_per_worker = np.zeros(len(known_workers), dtype=np.int64)
+            self.votes_per_worker[_index_in(scan.worker_ids, pa.array(known_workers.tolist()),
+                                            "worker", name, 0)] = scan.worker_counts
+        self._worker_set = pa.array(self.worker_ids.tolist())
+        self.n_workers = len(self.worker_ids)
+        self._activity_rank = np.empty(self.n_workers, dtype=np.int64)
+        self._activity_rank[np.argsort(-self.votes_per_worker, kind="stable")] = np.arange(
+            self.n_workers)
+
+        self._dir = Path(tempfile.mkdtemp(prefix="skcrowd-votes-", dir=tmp_dir))
+        try:
+            if scan.sorted:
+                stream = _scan_batches(dataset)
+            else:
+                stream = _bucketed(dataset, scan, self._dir, self._block_votes)
+            self.n_blocks, self.n_tasks = self._encode(stream)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- encoding ------------------------------------------------------------------------
+
+    def _encode(self, stream):
+        """Cut a task-contiguous stream of ``(row, columns)`` into block files."""
+        pa, pc, ds = _pa()
+        pending = []  # list of (task ids, task_start, worker, label) pieces
+        n_pending = 0
+        last = None
+        n_blocks = n_tasks = 0
+        for row, cols in stream:
+            t = cols["task"]
+            if len(t) == 0:
+                continue
+            start = np.empty(len(t), dtype=bool)
+            start[0] = last is None or t[0] != last
+            if len(t) > 1:
+                start[1:] = pc.not_equal(t[1:], t[:-1]).to_numpy(zero_copy_only=False)
+            last = t[len(t) - 1]
+            lab = cols["label"]
+            if pa.types.is_floating(lab.type):
+                lab = lab.cast(pa.int64())
+            pending.append((t, start,
+                            _index_in(cols["worker"], self._worker_set, "worker", self._name, row),
+                            _index_in(lab, self._class_set, "label", self._name, row)))
+            n_pending += len(t)
+            while n_pending > self._block_votes:
+                t_all, start_all, w_all, l_all = _concat(pending)
+                later = np.flatnonzero(start_all[self._block_votes:])
+                if len(later) == 0:
+                    pending = [(t_all, start_all, w_all, l_all)]
+                    break
+                cut = self._block_votes + int(later[0])
+                n_tasks += self._write_block(n_blocks, t_all[:cut], start_all[:cut],
+                                             w_all[:cut], l_all[:cut])
+                n_blocks += 1
+                pending = [(t_all[cut:], start_all[cut:], w_all[cut:], l_all[cut:])]
+                n_pending = len(start_all) - cut
+        if n_pending:
+            t_all, start_all, w_all, l_all = _concat(pending)
+            n_tasks += self._write_block(n_blocks, t_all, start_all, w_all, l_all)
+            n_blocks += 1
+        return n_blocks, n_tasks
+
+    def _write_block(self, i, t, start, worker, label):
+        pa, pc, ds = _pa()
+        tasks = t.filter(pa.array(start))
+        block = VoteBlock.from_encoded(start, worker, label, tasks, self._activity_rank,
+                                       self.classes)
+        self._check_one_vote_per_task_and_worker(block)
+        v = block.votes
+        label_dtype = np.int8 if len(self.classes) <= 127 else np.int32
+        with open(self._dir / f"block-{i:06d}.npy", "wb") as f:
+            np.save(f, np.bincount(v.task, minlength=v.n_tasks).astype(np.int32))
+            np.save(f, v.worker.astype(np.int32))
+            np.save(f, v.label.astype(label_dtype))
+            np.save(f, block.workers)
+        with pa.OSFile(str(self._dir / f"tasks-{i:06d}.arrow"), "wb") as sink:
+            with pa.ipc.new_file(sink, pa.schema([("task", tasks.type)])) as writer:
+                writer.write_batch(pa.record_batch([tasks], names=["task"]))
+        return v.n_tasks
+
+    def _check_one_vote_per_task_and_worker(self, block):
+        v = block.votes
+        key = v.task * v.n_workers + v.worker
+        order = np.argsort(key, kind="stable")
+        dup = np.flatnonzero(np.diff(key[order]) == 0)
+        if len(dup):
+            k = order[dup[0]]
+            raise ValueError(
+                f"{self._name}: worker {_fmt(self.worker_ids[block.workers[v.worker[k]]])} voted "
+                f"more than once on task {_fmt(block.tasks[int(v.task[k])].as_py())}; keep one "
+                "vote per (task, worker)."
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _load(self, i, with_tasks=False):
+        with open(self._dir / f"block-{i:06d}.npy", "rb") as f:
+            task_len = np.load(f)
+            worker, label, workers = np.load(f), np.load(f), np.load(f)
+        tasks = None
+        if with_tasks:
+            pa, pc, ds = _pa()
+            with pa.memory_map(str(self._dir / f"tasks-{i:06d}.arrow")) as src:
+                tasks = _numpy(pa.ipc.open_file(src).read_all().column(0).combine_chunks())
+        votes = Votes(
+            task=np.repeat(np.arange(len(task_len), dtype=np.int64), task_len),
+            worker=worker.astype(np.int64),
+            label=label.astype(np.int64),
+            n_tasks=len(task_len),
+            n_workers=len(workers),
+            classes=self.classes,
+        )
+        return VoteBlock(votes=votes, workers=workers, tasks=tasks)
+
+    def blocks(self, *, with_tasks=False):
+        """Iterate over the blocks in order, the next one loading in a thread.
+
+        ``with_tasks=True`` also reads the original task ids (``block.tasks``), needed only for
+        per-task outputs.
+        """
+        if self._dir is None:
+            raise ValueError("these out-of-core votes are closed (their cache was deleted).")
+        if self.n_blocks == 0:
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            nxt = pool.submit(self._load, 0, with_tasks)
+            for i in range(self.n_blocks):
+                block = nxt.result()
+                if i + 1 < self.n_blocks:
+                    nxt = pool.submit(self._load, i + 1, with_tasks)
+                yield block
+                del block
+
+    def __iter__(self):
+        return self.blocks(with_tasks=True)
+
+    def close(self):
+        """Delete the cache folder."""
+        if getattr(self, "_dir", None) is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def _concat(pieces):
+    pa, pc, ds = _pa()
+    if len(pieces) == 1:
+        return pieces[0]
+    t = pa.concat_arrays([p[0] for p in pieces])
+    return (t, *(np.concatenate([p[k] for p in pieces]) for k in (1, 2, 3)))
+
+
+def _bucketed(dataset, scan, folder, block_votes):
+    """Votes bucketed by task range on disk, then each bucket sorted: a task-sorted stream."""
+    pa, pc, ds = _pa()
+    n_buckets = int(min(_MAX_BUCKETS, max(1, -(-scan.n_votes // block_votes))))
+    sample = np.sort(_numpy(scan.task_sample))
+    splitters = np.unique(sample[(np.arange(1, n_buckets) * len(sample)) // n_buckets])
+    schema = None
+    sinks, writers = [], []
+    try:
+        for row, cols in _scan_batches(dataset):
+            batch = pa.record_batch(list(cols.values()), names=list(cols))
+            if schema is None:
+                schema = batch.schema
+                for b in range(len(splitters) + 1):
+                    sinks.append(pa.OSFile(str(folder / f"bucket-{b:05d}.arrow"), "wb"))
+                    writers.append(pa.ipc.new_stream(sinks[-1], schema))
+            bucket = np.searchsorted(splitters, _numpy(cols["task"]), side="right")
+            order = np.argsort(bucket, kind="stable")
+            bounds = np.searchsorted(bucket[order], np.arange(len(writers) + 1))
+            batch = batch.take(pa.array(order))
+            for b, w in enumerate(writers):
+                if bounds[b + 1] > bounds[b]:
+                    w.write_batch(batch.slice(bounds[b], bounds[b + 1] - bounds[b]))
+    finally:
+        for w in writers:
+            w.close()
+        for s in sinks:
+            s.close()
+    for b in range(len(writers)):
+        path = folder / f"bucket-{b:05d}.arrow"
+        with pa.OSFile(str(path), "rb") as src:
+            table = pa.ipc.open_stream(src).read_all()
+        path.unlink()
+        table = table.sort_by([("task", "ascending")]).combine_chunks()
+        for batch in table.to_batches(max_chunksize=_READ_ROWS):
+            yield -1, {c: batch.column(c) for c in COLUMNS}
+        del table
