@@ -468,7 +468,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             ``history_`` (see Notes of the class).
         y_val : array-like of shape (n_valid,) or (n_valid, n_workers), default=None
             Gold labels of ``X_val`` (accuracy), or votes (tie-aware accuracy
-            against their majority vote).
+            against their majority vote). A label that no vote in ``y`` has
+            counts as a miss.
 
         Returns
         -------
@@ -500,12 +501,15 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 self, X_val, accept_sparse=self._accept_sparse(), ensure_all_finite=False,
                 reset=False,
             )
-            y_val = check_votes(
-                y_val, missing_label=self.missing_label, classes=votes.classes, name="y_val"
-            )
-            if y_val.n_tasks != X_val.shape[0]:
+            val = check_votes(y_val, missing_label=self.missing_label, name="y_val")
+            if val.n_tasks != X_val.shape[0]:
                 raise ValueError(
-                    f"X_val has {X_val.shape[0]} samples but y_val has {y_val.n_tasks} rows."
+                    f"X_val has {X_val.shape[0]} samples but y_val has {val.n_tasks} rows."
+                )
+            if (val.classes.dtype.kind in "USO") != (votes.classes.dtype.kind in "USO"):
+                raise ValueError(
+                    f"y_val has label {val.classes[0].item()!r}, of a different type than the labels "
+                    f"of y (votes) {votes.classes.tolist()[:10]!r}."
                 )
         self.classes_ = votes.classes
         n_classes = len(self.classes_)
@@ -563,9 +567,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             ),
         }
         if X_val is not None:
-            predicted = np.argmax(model.predict_proba(X_val), axis=1)
+            predicted = self.classes_[np.argmax(model.predict_proba(X_val), axis=1)]
             entry["valid_accuracy"] = mv_accuracy_score(
-                y_val.to_dense(), predicted, classes=np.arange(n_classes)
+                y_val, predicted, missing_label=self.missing_label
             )
         if self.verbose:
             print(

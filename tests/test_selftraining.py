@@ -393,6 +393,17 @@ def test_string_labels_and_history_table():
     )
 
 
+def test_validation_label_unseen_in_training_counts_as_a_miss():
+    X, votes, truth = simulate(n_tasks=60, n_workers=5)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=20).fit(X, votes)
+    gold = truth.copy()
+    gold[:10] = 7  # a class no worker used
+    clf.fit(X, votes, X_val=X, y_val=gold)
+    hits = clf.predict(X) == gold
+    assert hits[:10].sum() == 0
+    assert clf.history_[-1]["valid_accuracy"] == pytest.approx(hits.mean())
+
+
 def test_validation_votes_give_majority_vote_accuracy():
     X, votes, _ = simulate(n_tasks=60, n_workers=5)
     clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=20)
@@ -455,8 +466,12 @@ def test_bad_input_names_the_argument():
         clf.fit(X[:-1], votes)
     with pytest.raises(ValueError, match="both X_val and y_val"):
         clf.fit(X, votes, X_val=X)
-    with pytest.raises(ValueError, match=r"y_val has label 7 at row \(task\) 2"):
-        clf.fit(X, votes, X_val=X[:3], y_val=[0, 1, 7])
+    with pytest.raises(ValueError, match=r"y_val has non-integer float label 1.5 at row \(task\) 2"):
+        clf.fit(X, votes, X_val=X[:3], y_val=[0, 1, 1.5])
+    with pytest.raises(ValueError, match=r"y_val has label 'a', of a different type"):
+        clf.fit(X, votes, X_val=X[:3], y_val=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"X_val has 3 samples but y_val has 2 rows"):
+        clf.fit(X, votes, X_val=X[:3], y_val=[0, 1])
     with pytest.raises(ValueError, match=r"y \(votes\) has non-integer float label 0.5"):
         clf.fit(X, np.where(votes == 1, 0.5, votes))
     with pytest.raises(ValueError, match="n_pseudo"):
