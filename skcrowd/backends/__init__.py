@@ -5,7 +5,7 @@
   Dask cluster (the user's ``distributed.Client``, or an embedded ``LocalCluster``).
 """
 
-from ._dask import DaskVotes, get_client
+from ._dask import DaskVotes, close_embedded_cluster, get_client
 from ._outofcore import OutOfCoreVotes
 
-__all__ = ["DaskVotes", "OutOfCoreVotes", "get_client"]
+__all__ = ["DaskVotes", "OutOfCoreVotes", "close_embedded_cluster", "get_client"]

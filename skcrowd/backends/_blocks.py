@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..votes import Votes
+from ..votes import Votes, _fmt
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,16 +44,36 @@ class VoteBlock:
         ``activity_rank[j]`` the rank of worker ``j`` by number of votes (0 = busiest).
         """
         task = np.cumsum(task_start, dtype=np.int64) - 1
-        present_rank, local = np.unique(activity_rank[worker], return_inverse=True)
-        workers_by_rank = np.empty_like(activity_rank)
-        workers_by_rank[activity_rank] = np.arange(len(activity_rank))
+        present, inverse = np.unique(worker, return_inverse=True)
+        by_activity = np.argsort(activity_rank[present], kind="stable")
+        local = np.empty(len(present), dtype=np.int64)
+        local[by_activity] = np.arange(len(present))
         votes = Votes(
             task=task,
-            worker=local.astype(np.int64).ravel(),
+            worker=local[inverse.ravel()],
             label=np.asarray(label, dtype=np.int64),
             n_tasks=int(task[-1]) + 1 if len(task) else 0,
-            n_workers=len(present_rank),
+            n_workers=len(present),
             classes=classes,
         )
-        return cls(votes=votes, workers=workers_by_rank[present_rank].astype(np.int64),
-                   tasks=tasks)
+        return cls(votes=votes, workers=present[by_activity].astype(np.int64), tasks=tasks)
+
+    def repeated_vote(self):
+        """``(task id, crowd-wide worker index)`` of a worker who voted twice on a task, or None."""
+        v = self.votes
+        key = v.task * max(v.n_workers, 1) + v.worker
+        order = np.argsort(key, kind="stable")
+        dup = np.flatnonzero(np.diff(key[order]) == 0)
+        if len(dup) == 0:
+            return None
+        k = order[dup[0]]
+        task = self.tasks[int(v.task[k])]
+        return getattr(task, "as_py", lambda: task)(), int(self.workers[v.worker[k]])
+
+
+def repeated_vote_error(name, task, worker):
+    """The error raised when ``worker`` voted more than once on ``task``."""
+    return ValueError(
+        f"{name}: worker {_fmt(worker)} voted more than once on task {_fmt(task)}; keep one "
+        "vote per (task, worker)."
+    )

@@ -20,7 +20,8 @@ import threading
 
 import numpy as np
 
-from ._blocks import VoteBlock
+from ..votes import _fmt
+from ._blocks import VoteBlock, repeated_vote_error
 
 __all__ = ["DaskVotes", "get_client"]
 
@@ -127,8 +128,8 @@ def _make_block(part, activity_rank, classes):
                                   t[start], activity_rank, classes)
 
 
-def _block_size(block):
-    return block.votes.n_tasks, block.votes.n_votes
+def _block_summary(block):
+    return block.votes.n_tasks, block.repeated_vote()
 
 
 def _first_row(frame, mask):
@@ -221,7 +222,7 @@ class DaskVotes:
             bad = ~np.isfinite(labels) | (labels != np.round(labels))
             if bad.any():
                 raise ValueError(
-                    f"{name} has label {labels[bad][0]!r} at row "
+                    f"{name} has label {_fmt(labels[bad][0])} at row "
                     f"{_first_row(frame, frame['label'] == labels[bad][0])!r}; labels must be "
                     "integers, integral floats or strings."
                 )
@@ -233,7 +234,7 @@ class DaskVotes:
                 bad = labels if labels.dtype.kind not in "iu" else labels[
                     (labels < 0) | (labels >= n_classes)]
                 raise ValueError(
-                    f"{name} has label {bad[0]!r}, outside range(n_classes) with "
+                    f"{name} has label {_fmt(bad[0])}, outside range(n_classes) with "
                     f"n_classes={n_classes}."
                 )
             self.classes = np.arange(n_classes)
@@ -243,7 +244,7 @@ class DaskVotes:
         unknown = labels[class_index.get_indexer(labels) < 0]
         if len(unknown):
             raise ValueError(
-                f"{name} has label {unknown[0]!r} at row "
+                f"{name} has label {_fmt(unknown[0])} at row "
                 f"{_first_row(frame, frame['label'] == unknown[0])!r}, which is not one of the "
                 f"known classes {self.classes.tolist()!r}."
             )
@@ -258,7 +259,7 @@ class DaskVotes:
             if (pos < 0).any():
                 w = counts.index[pos < 0][0]
                 raise ValueError(
-                    f"{name} row {_first_row(frame, frame['worker'] == w)!r} has worker {w!r}, "
+                    f"{name} row {_first_row(frame, frame['worker'] == w)!r} has worker {_fmt(w)}, "
                     "which is not one of the known workers seen at fit."
                 )
             self.votes_per_worker = np.zeros(len(self.worker_ids), dtype=np.int64)
@@ -282,9 +283,12 @@ class DaskVotes:
         make_block = dask.delayed(_make_block, pure=True)
         self.blocks = client.compute([make_block(part, rank, classes_)
                                       for part in shuffled.to_delayed()])
-        sizes = np.array(client.gather([client.submit(_block_size, b) for b in self.blocks]))
+        summary = client.gather([client.submit(_block_summary, b) for b in self.blocks])
+        for _, repeated in summary:
+            if repeated is not None:
+                raise repeated_vote_error(name, repeated[0], self.worker_ids[repeated[1]])
         self.n_blocks = len(self.blocks)
-        self.n_tasks = int(sizes[:, 0].sum())
+        self.n_tasks = sum(n for n, _ in summary)
 
     def map_blocks(self, fn, *args, gather=True):
         """``[fn(block, *args) for block in blocks]``, each call on the worker holding its block.

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..votes import Votes
-from ._blocks import VoteBlock
+from ..votes import Votes, _fmt
+from ._blocks import VoteBlock, repeated_vote_error
 
 __all__ = ["OutOfCoreVotes"]
 
@@ -103,10 +103,6 @@ def _scan_batches(dataset, columns=COLUMNS):
             cols[c] = arr
         yield row, cols
         row += batch.num_rows
-
-
-def _fmt(value):
-    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _check_batch(row, cols, name, n_classes, class_set, worker_set):
@@ -392,7 +388,9 @@ class OutOfCoreVotes:
         tasks = t.filter(pa.array(start))
         block = VoteBlock.from_encoded(start, worker, label, tasks, self._activity_rank,
                                        self.classes)
-        self._check_one_vote_per_task_and_worker(block)
+        repeated = block.repeated_vote()
+        if repeated is not None:
+            raise repeated_vote_error(self._name, repeated[0], self.worker_ids[repeated[1]])
         v = block.votes
         label_dtype = np.int8 if len(self.classes) <= 127 else np.int32
         with open(self._dir / f"block-{i:06d}.npy", "wb") as f:
@@ -404,19 +402,6 @@ class OutOfCoreVotes:
             with pa.ipc.new_file(sink, pa.schema([("task", tasks.type)])) as writer:
                 writer.write_batch(pa.record_batch([tasks], names=["task"]))
         return v.n_tasks
-
-    def _check_one_vote_per_task_and_worker(self, block):
-        v = block.votes
-        key = v.task * v.n_workers + v.worker
-        order = np.argsort(key, kind="stable")
-        dup = np.flatnonzero(np.diff(key[order]) == 0)
-        if len(dup):
-            k = order[dup[0]]
-            raise ValueError(
-                f"{self._name}: worker {_fmt(self.worker_ids[block.workers[v.worker[k]]])} voted "
-                f"more than once on task {_fmt(block.tasks[int(v.task[k])].as_py())}; keep one "
-                "vote per (task, worker)."
-            )
 
     # -- reading -------------------------------------------------------------------------
 
