@@ -18,6 +18,19 @@ _LAZY = {
     "DawidSkene": "aggregation",
     "WeightedDawidSkene": "aggregation",
     "GLAD": "aggregation",
+    # metrics and scorers
+    "expected_calibration_error": "metrics",
+    "soft_accuracy_score": "metrics",
+    "top_k_accuracy_score": "metrics",
+    "mv_accuracy_score": "metrics",
+    "mv_accuracy_scorer": "metrics",
+    "annotation_log_likelihood_scorer": "metrics",
+    "imbalance_ratio": "metrics",
+    # datasets: simulated crowds and the dataset-folder loader
+    "simulate_annotators": "datasets",
+    "make_confusion_matrix": "datasets",
+    "make_crowd_classification": "datasets",
+    "load_crowd_dataset": "datasets",
     # self-training
     "SelfCrowdClassifier": "selftraining",
 }
