@@ -301,7 +301,7 @@ def top_k_accuracy_score(y_true, y_proba, *, k=2, labels=None):
 
     See Also
     --------
-    sklearn.metrics.top_k_accuracy_score : the implementation used.
+    sklearn.metrics.top_k_accuracy_score : The implementation used.
 
     Examples
     --------
@@ -427,11 +427,6 @@ def mv_accuracy_score(votes, y_pred, *, missing_label=-1, classes=None):
     return float(np.mean(hit[voted] / n_tied[voted]))
 
 
-def _votes_or_x(X, votes):
-    """Aggregators take the votes as X (``y`` is None in their model selection)."""
-    return X if votes is None else votes
-
-
 def mv_accuracy_scorer(estimator, X, votes=None):
     """Scorer: :func:`mv_accuracy_score` of ``estimator.predict(X)`` against ``votes``.
 
@@ -466,10 +461,10 @@ def mv_accuracy_scorer(estimator, X, votes=None):
     >>> round(mv_accuracy_scorer(clf, [[0]] * 3, votes), 4)
     0.6667
     """
-    votes = _votes_or_x(X, votes)
-    missing_label = estimator.get_params().get("missing_label", -1) if hasattr(
-        estimator, "get_params"
-    ) else -1
+    if votes is None:  # an aggregator: the votes are X
+        votes = X
+    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    missing_label = params.get("missing_label", -1)
     return mv_accuracy_score(votes, estimator.predict(X), missing_label=missing_label)
 
 
