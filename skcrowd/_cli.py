@@ -281,9 +281,10 @@ def build_parser():
         help="aggregate a long-format votes CSV into one label per task",
         description=(
             "Read votes in long format (one row per vote: task, worker, label), aggregate them "
-            "and write a CSV with columns task,label,proba (proba: probability of the chosen "
-            "label), one row per task in order of first appearance. Ids and labels are read "
-            "as strings; labels are integers when every label parses as an integer."
+            "and write a CSV with columns task,label,proba, one row per task in order of first "
+            "appearance: label is the most probable class (the first label in sorted order on "
+            "ties) and proba its probability. Ids and labels are read as strings; labels are "
+            "integers (and sorted as numbers) when every label parses as an integer."
         ),
         epilog=(
             "example: python -m skcrowd aggregate votes.csv --method ds -o labels.csv "
