@@ -220,8 +220,9 @@ def aggregate(args, out):
         raise CommandError(str(exc)) from exc
 
     params = dict(args.param)
-    if args.max_iter is not None:
-        params["max_iter"] = args.max_iter
+    for name in ("max_iter", "smoothing"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
     try:
         estimator = _skcrowd_estimator(AGGREGATORS[args.method])()
     except ImportError as exc:
@@ -288,7 +289,7 @@ def build_parser():
         ),
         epilog=(
             "example: python -m skcrowd aggregate votes.csv --method ds -o labels.csv "
-            "--all-proba --param smoothing=0.1"
+            "--all-proba --max-iter 50 --param tol=1e-6"
         ),
     )
     p_agg.add_argument("votes", metavar="VOTES.csv", help="votes CSV with a header row ('-': stdin)")
@@ -306,7 +307,11 @@ def build_parser():
         "--all-proba", action="store_true",
         help="add one column proba_<label> per class with the aggregated probabilities",
     )
-    p_agg.add_argument("--max-iter", type=int, help="maximum number of EM iterations")
+    p_agg.add_argument("--max-iter", type=int, help="maximum number of EM iterations (ds, wds, glad)")
+    p_agg.add_argument(
+        "--smoothing", type=float,
+        help="Dirichlet smoothing of the confusion counts (ds, wds)",
+    )
     p_agg.add_argument(
         "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
         help="any parameter of the aggregator (repeatable), e.g. --param tol=1e-6",

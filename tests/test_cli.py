@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import skcrowd
 from skcrowd._cli import AGGREGATORS, DEMO_METHODS, main
@@ -118,6 +119,18 @@ def test_aggregate_every_method_in_process(tmp_path, capsys, method):
     assert main(["aggregate", str(votes), "--method", method]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "task,label,proba" and len(lines) == 4
+
+
+def test_aggregate_estimator_options(tmp_path, capsys):
+    require("DawidSkene")
+    votes = tmp_path / "votes.csv"
+    votes.write_text(VOTES_CSV.replace("item,annotator,answer", "task,worker,label"))
+    args = ["aggregate", str(votes), "--method", "ds", "--max-iter", "1", "--smoothing", "0.5"]
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):  # the options reach the model
+        assert main([*args, "--param", "tol=1e-12"]) == 0
+    assert capsys.readouterr().out.startswith("task,label,proba\nt10,cat,")
+    assert main([*args, "--param", "no_such_option=1"]) == 1
+    assert "Invalid parameter 'no_such_option'" in capsys.readouterr().err
 
 
 def test_aggregate_missing_column_is_a_clean_error(tmp_path):
