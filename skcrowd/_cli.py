@@ -292,7 +292,9 @@ def build_parser():
             "--all-proba --max-iter 50 --param tol=1e-6"
         ),
     )
-    p_agg.add_argument("votes", metavar="VOTES.csv", help="votes CSV with a header row ('-': stdin)")
+    p_agg.add_argument(
+        "votes", metavar="VOTES.csv", help="votes CSV with a header row ('-': stdin)"
+    )
     p_agg.add_argument(
         "--method", choices=sorted(AGGREGATORS), default="ds",
         help="mv: majority vote, ds: Dawid-Skene, wds: weighted Dawid-Skene, glad: GLAD "
@@ -307,7 +309,9 @@ def build_parser():
         "--all-proba", action="store_true",
         help="add one column proba_<label> per class with the aggregated probabilities",
     )
-    p_agg.add_argument("--max-iter", type=int, help="maximum number of EM iterations (ds, wds, glad)")
+    p_agg.add_argument(
+        "--max-iter", type=int, help="maximum number of EM iterations (ds, wds, glad)"
+    )
     p_agg.add_argument(
         "--smoothing", type=float,
         help="Dirichlet smoothing of the confusion counts (ds, wds)",
