@@ -1,0 +1,20 @@
+"""Label aggregation: votes matrix in, one (soft) label per task out.
+
+The votes matrix is ``X``: tasks are samples (rows), workers are features
+(columns), the way :class:`~sklearn.mixture.GaussianMixture` treats its data.
+
+- :class:`MajorityVote`: majority vote, naive soft labels (vote frequencies).
+- :class:`DawidSkene`: a confusion matrix per worker, MAP EM in log space.
+- :class:`WeightedDawidSkene`: votes weighted by the Dawid-Skene diagonals.
+- :class:`GLAD`: worker abilities and task difficulties.
+
+The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
+(``_kernels``), compiled with numba when it is installed (extra ``fast``),
+with a numpy/scipy fallback that gives the same results.
+"""
+
+from ._dawid_skene import DawidSkene, WeightedDawidSkene
+from ._glad import GLAD
+from ._majority import MajorityVote
+
+__all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]

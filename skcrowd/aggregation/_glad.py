@@ -1,0 +1,220 @@
+"""GLAD: generative model of labels, abilities and difficulties."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import BaseEM
+from ._kernels import (
+    LOG_BETA_BOUND,
+    glad_block_statistics,
+    glad_gradients,
+    glad_task_difficulties,
+    safe_log,
+)
+
+# Gaussian priors, as in Whitehill et al.'s reference code: abilities ~ N(1, 1)
+# (workers better than random a priori), log(beta) ~ N(0, 1) (beta = 1, the
+# difficulty of an unknown task, a priori).
+_ABILITY_MEAN = 1.0
+_ABILITY_SCALE = 1.0
+_LOG_BETA_SCALE = 1.0
+
+
+class GLAD(BaseEM):
+    """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
+
+    Worker ``j`` answers task ``i`` correctly with probability
+    ``sigmoid(alpha_j * beta_i)`` and otherwise picks one of the ``K - 1``
+    wrong classes uniformly (Whitehill et al., 2009, multiclass form, as
+    recalled by Lefort et al., 2024, appendix A.5). ``alpha_j`` in R is the
+    worker's ability (negative: adversarial; 0: random), ``beta_i = exp(b_i)
+    > 0`` the task's inverse difficulty: ``1 / beta_i`` near 0 is an easy
+    task, large is an ambiguous one. The true classes follow the class
+    priors.
+
+    Priors (MAP): ``alpha_j ~ N(1, 1)``, ``log(beta_i) ~ N(0, 1)`` and a
+    Dirichlet(2) (one pseudo-task per class) on the class priors. EM runs in
+    log space: the E-step computes the posteriors with a log-sum-exp; the
+    M-step takes one Newton step on the expected complete log-likelihood for
+    every ability (exact second derivative) and for every log-difficulty
+    (expected curvature), all at once from per-worker and per-task sums, each
+    step clipped to at most 1, and updates the class priors in closed form.
+    The kernels work on the observed votes only, so hundreds of votes per task
+    do not overflow.
+
+    **Difficulties of predicted tasks.** ``predict``, ``predict_proba`` and
+    ``score_samples`` estimate the difficulty of every task of ``X`` with the
+    fitted abilities and class priors held fixed: the MAP ``log(beta_i)``,
+    found by a safeguarded Newton search from ``beta_i = 1`` (see
+    :func:`skcrowd.aggregation._kernels.glad_task_difficulties`); a task
+    without votes keeps ``beta_i = 1`` and gets the class priors. ``fit`` ends
+    with the same computation on the fitted tasks (``difficulties_``), so
+    ``fit_predict(X)`` equals ``fit(X).predict(X)``.
+
+    Parameters
+    ----------
+    n_classes : int, default=None
+        Number of classes when some never appear in the votes: labels must be
+        integers in ``range(n_classes)``. Default: the distinct labels seen.
+    init : {"majority", "random"}, default="majority"
+        Initial responsibilities: the naive soft labels (vote frequencies of
+        each task), or random rows drawn with ``random_state``; the first
+        M-step starts from abilities 1 and ``beta = 1``.
+    max_iter : int, default=100
+        Maximum number of EM iterations per initialization.
+    tol : float, default=1e-6
+        Stop when the objective (per task) changes by less than ``tol``;
+        ``tol=0`` runs exactly ``max_iter`` iterations.
+    n_init : int, default=1
+        Number of initializations; the one with the best objective is kept
+        (use with ``init="random"``).
+    random_state : int, RandomState instance or None, default=None
+        Seed of ``init="random"``.
+    warm_start : bool, default=False
+        Resume from the fitted abilities and class priors on the next ``fit``
+        (same workers and classes); ``n_init`` is then ignored.
+    verbose : int, default=0
+        1: print a line per initialization; 2: also per iteration.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
+        None entries).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    abilities_ : ndarray of shape (n_workers,)
+        ``alpha_j``; a worker without votes keeps the prior mean 1.
+    difficulties_ : ndarray of shape (n_fitted_tasks,)
+        ``1 / beta_i`` of each fitted task (larger: harder); ``beta_i =
+        1 / difficulties_[i]``.
+    class_priors_ : ndarray of shape (n_classes,)
+        Estimated prevalence of each class.
+    converged_ : bool
+        Whether the best initialization converged.
+    n_iter_ : int
+        Iterations of the best initialization.
+    lower_bound_ : float
+        Objective of the fitted parameters: (log-likelihood of the votes +
+        log-prior) / n_tasks, log-prior up to an additive constant.
+    lower_bounds_ : list of float
+        Objective after each iteration of the best initialization.
+    n_features_in_ : int
+        Number of workers.
+    feature_names_in_ : ndarray of shape (n_workers,)
+        Worker names, when ``X`` is a DataFrame with string column names.
+
+    See Also
+    --------
+    DawidSkene : Full confusion matrix per worker, no task difficulty.
+
+    References
+    ----------
+    J. Whitehill, T. Wu, J. Bergsma, J. Movellan and P. Ruvolo. "Whose vote
+    should count more: optimal integration of labels from labelers of unknown
+    expertise". NeurIPS, 2009.
+
+    T. Lefort, B. Charlier, A. Joly and J. Salmon. "Identify ambiguous tasks
+    combining crowdsourced labels by weighting Areas Under the Margin". TMLR,
+    2024 (appendix A.5, algorithm 3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation import GLAD
+    >>> votes = np.array([[0, 0, 1],
+    ...                   [1, 1, 1],
+    ...                   [0, 0, -1],
+    ...                   [1, -1, 0]])
+    >>> glad = GLAD().fit(votes)
+    >>> glad.predict(votes)
+    array([0, 1, 0, 1])
+    >>> glad.abilities_.round(2)
+    array([1.  , 1.  , 1.  ])
+    >>> glad.difficulties_.round(2)
+    array([1.  , 1.  , 1.  , 1.  ])
+    """
+
+    def __init__(
+        self,
+        n_classes=None,
+        *,
+        init="majority",
+        max_iter=100,
+        tol=1e-6,
+        n_init=1,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        missing_label=-1,
+    ):
+        self.n_classes = n_classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.missing_label = missing_label
+
+    # Parameters are (abilities, log_betas, log_class_priors).
+
+    def _initial_statistics(self, layout, resp):
+        gradients = glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
+                                   np.zeros(layout.n_tasks))
+        return (*gradients, resp.sum(axis=0))
+
+    def _m_step(self, layout, resp, stats, params):
+        if params is None:
+            abilities = np.full(layout.n_workers, _ABILITY_MEAN)
+            log_betas = np.zeros(layout.n_tasks)
+        else:
+            abilities, log_betas, _ = params
+        grad_a, curv_a, grad_b, curv_b, class_counts = stats
+        inv_var_a = 1.0 / _ABILITY_SCALE**2
+        inv_var_b = 1.0 / _LOG_BETA_SCALE**2
+        step_a = (grad_a - inv_var_a * (abilities - _ABILITY_MEAN)) / (curv_a + inv_var_a)
+        step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
+        priors = class_counts + 1.0
+        return (
+            abilities + np.clip(step_a, -1.0, 1.0),
+            np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),
+            safe_log(priors / priors.sum()),
+        )
+
+    def _e_step(self, layout, params, resp):
+        st = glad_block_statistics(layout, *params, resp=resp)
+        stats = (st.ability_gradient, st.ability_curvature, st.difficulty_gradient,
+                 st.difficulty_curvature, st.class_counts)
+        return stats, float(st.task_log_likelihood.sum())
+
+    def _log_prior(self, params):
+        abilities, log_betas, log_priors = params
+        return float(
+            -0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2
+            - 0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2
+            + log_priors.sum()
+        )
+
+    def _set_fitted(self, params):
+        abilities, _, log_priors = params
+        self.abilities_ = abilities
+        self.class_priors_ = np.exp(log_priors)
+
+    def _difficulties(self, layout, resp=None):
+        return glad_task_difficulties(layout, self.abilities_, safe_log(self.class_priors_),
+                                      prior_scale=_LOG_BETA_SCALE, resp=resp)
+
+    def _warm_start_parameters(self, layout):
+        return self.abilities_.copy(), self._difficulties(layout)[1], safe_log(self.class_priors_)
+
+    def _posterior(self, layout, resp=None):
+        resp, _, task_ll = self._difficulties(layout, resp)
+        return resp, task_ll
+
+    def _final_e_step(self, layout, resp):
+        resp, log_betas, _ = self._difficulties(layout, resp)
+        self.difficulties_ = np.exp(-log_betas)
+        return resp

@@ -1,0 +1,824 @@
+"""Per-block EM kernels of the Dawid-Skene and GLAD aggregators.
+
+The EM loops never touch the votes themselves: each iteration hands the
+current parameters to a kernel that processes the votes of a *block* of whole
+tasks (all tasks of a fit, or one partition of them) and returns the block's
+responsibilities, its log-likelihood and its sufficient statistics; the M-step
+only sees statistics summed over blocks. In memory there is one block; an
+out-of-core or distributed back end calls the same kernels on partitions and
+adds up the per-worker statistics, which are indexed by the block's own worker
+numbers (give each block the parameter rows of its workers).
+
+A block is described by a :class:`BlockLayout`, built once from a
+:class:`skcrowd.Votes` and reused by every kernel call.
+
+Two engines compute the same numbers (to rounding, about 1e-12):
+
+- ``"numba"`` (when numba is installed, extra ``skcrowd[fast]``): compiled
+  loops, parallel over tasks for the per-task work and over workers for the
+  per-worker sums. Each thread owns the rows it writes, and every sum runs in
+  a fixed order, so results do not depend on the number of threads.
+- ``"numpy"``: scipy.sparse products (Dawid-Skene) and ``np.bincount`` (GLAD).
+
+The module attribute ``ENGINE`` selects the engine for later calls (it is
+``"numba"`` when numba imports, else ``"numpy"``).
+
+Log-probabilities are floored at ``log(np.finfo(float).tiny)`` (about -708)
+so that an E-step never meets ``-inf - -inf``; every normalization is a
+log-sum-exp.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+try:  # optional dependency, extra "fast"
+    import numba
+except ImportError:  # pragma: no cover - exercised on installs without numba
+    numba = None
+
+__all__ = [
+    "ENGINE",
+    "LOG_FLOOR",
+    "BlockLayout",
+    "DSBlockStatistics",
+    "GLADBlockStatistics",
+    "ds_e_step",
+    "ds_worker_counts",
+    "ds_block_statistics",
+    "glad_block_statistics",
+    "glad_gradients",
+    "glad_task_difficulties",
+]
+
+ENGINE = "numba" if numba is not None else "numpy"
+
+LOG_FLOOR = float(np.log(np.finfo(np.float64).tiny))
+
+# GLAD: bounds and stopping rule of the per-task Newton search on log(beta).
+LOG_BETA_BOUND = 20.0
+_NEWTON_MAX_EVALS = 100
+_NEWTON_STEP_TOL = 1e-10
+_NEWTON_MIN_SCALE = 2.0**-30
+
+
+def _engine():
+    if ENGINE not in ("numba", "numpy"):
+        raise ValueError(f"skcrowd.aggregation._kernels.ENGINE must be 'numba' or 'numpy', got {ENGINE!r}.")
+    if ENGINE == "numba" and numba is None:
+        raise ImportError("ENGINE='numba' needs numba: pip install 'skcrowd[fast]'.")
+    return ENGINE
+
+
+def safe_log(p):
+    """``log(p)`` floored at :data:`LOG_FLOOR` (no ``-inf``, no warning for zeros)."""
+    return np.log(np.maximum(p, np.finfo(np.float64).tiny))
+
+
+# ---------------------------------------------------------------------------
+# Block layout
+# ---------------------------------------------------------------------------
+
+
+class BlockLayout:
+    """Index arrays of the votes of a block of tasks, built once per fit.
+
+    Parameters
+    ----------
+    votes : Votes
+        Task-sorted ``(task, worker, label)`` triplets of the block (see
+        :func:`skcrowd.check_votes`); ``votes.worker`` indexes the rows of the
+        per-worker parameters handed to the kernels.
+    n_classes : int, default=None
+        Number of classes ``K``; default ``votes.n_classes``.
+
+    Attributes
+    ----------
+    n_tasks, n_workers, n_classes, n_votes : int
+    task_indptr : ndarray of shape (n_tasks + 1,)
+        Votes of task ``i`` are ``indptr[i]:indptr[i + 1]``.
+    worker, label : ndarray of shape (n_votes,)
+        Worker and class index of each vote, in task order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1], [-1, 1]])))
+    >>> layout.task_indptr, layout.worker, layout.label
+    (array([0, 2, 3]), array([0, 1, 1], dtype=int32), array([0, 1, 1], dtype=int32))
+    """
+
+    def __init__(self, votes, n_classes=None):
+        self.n_tasks = int(votes.n_tasks)
+        self.n_workers = int(votes.n_workers)
+        self.n_classes = int(votes.n_classes if n_classes is None else n_classes)
+        self.n_votes = int(votes.n_votes)
+        self.task_indptr = votes.task_indptr()
+        index = _index_dtype(max(self.n_tasks, self.n_workers, self.n_votes))
+        self.worker = votes.worker.astype(index)
+        self.label = votes.label.astype(np.int32)
+
+    @cached_property
+    def task(self):
+        """Task index of each vote (task order)."""
+        return np.repeat(
+            np.arange(self.n_tasks, dtype=self.worker.dtype), np.diff(self.task_indptr)
+        )
+
+    @cached_property
+    def worker_order(self):
+        """Votes in worker order: ``(worker_indptr, position, task, label)``.
+
+        ``position[v]`` is the place of vote ``v`` (task order) in the worker
+        order; ``task`` and ``label`` are listed in worker order.
+        """
+        order = np.argsort(self.worker, kind="stable")
+        position = np.empty_like(order)
+        position[order] = np.arange(self.n_votes)
+        indptr = np.zeros(self.n_workers + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.worker, minlength=self.n_workers), out=indptr[1:])
+        return (
+            indptr,
+            position.astype(self.worker.dtype),
+            self.task[order],
+            self.label[order],
+        )
+
+    @cached_property
+    def indicator(self):
+        """CSR ``(n_tasks, n_workers * K)``: one 1 per vote, at column ``worker * K + label``."""
+        cols = self.worker.astype(np.int64) * self.n_classes + self.label
+        return sp.csr_array(
+            (np.ones(self.n_votes), cols.astype(_index_dtype(self.n_workers * self.n_classes)),
+             self.task_indptr),
+            shape=(self.n_tasks, self.n_workers * self.n_classes),
+        )
+
+    @cached_property
+    def indicator_t(self):
+        """Transpose of :attr:`indicator`, as CSR."""
+        return self.indicator.T.tocsr()
+
+
+def _index_dtype(n):
+    return np.int32 if n < np.iinfo(np.int32).max else np.int64
+
+
+def _out(resp, layout):
+    shape = (layout.n_tasks, layout.n_classes)
+    if resp is None:
+        return np.empty(shape)
+    if resp.shape != shape or resp.dtype != np.float64 or not resp.flags.c_contiguous:
+        raise ValueError(f"resp must be a C-contiguous float64 array of shape {shape}.")
+    return resp
+
+
+# ---------------------------------------------------------------------------
+# Dawid-Skene
+# ---------------------------------------------------------------------------
+
+
+class DSBlockStatistics(NamedTuple):
+    """Result of :func:`ds_block_statistics` for one block."""
+
+    resp: np.ndarray
+    """(n_tasks, K): posterior probability of each true class."""
+    worker_counts: np.ndarray
+    """(n_workers, K, K): ``[j, l, k]`` = expected number of votes ``l`` by worker ``j`` on tasks of true class ``k``."""
+    class_counts: np.ndarray
+    """(K,): expected number of tasks of each true class."""
+    log_likelihood: float
+    """Sum over the block's tasks of ``log p(votes of task i)``."""
+
+
+def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
+    """Dawid-Skene E-step of a block: posteriors and per-task log-likelihoods.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's votes.
+    log_confusions_t : ndarray of shape (n_workers, K, K), float64, C-contiguous
+        ``[j, l, k] = log P(worker j answers l | true class k)``: the
+        transposed log-confusion matrices, so that the ``K`` values one vote
+        needs are contiguous.
+    log_class_priors : ndarray of shape (K,)
+        ``log P(true class k)``.
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer (allocated when None).
+
+    Returns
+    -------
+    resp : ndarray of shape (n_tasks, K)
+        ``P(true class k | votes of task i)``; a task without votes gets the
+        class priors.
+    task_log_likelihood : ndarray of shape (n_tasks,)
+        ``log p(votes of task i)`` (0 for a task without votes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, ds_e_step
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
+    >>> log_conf_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))[None].repeat(2, 0)
+    >>> resp, ll = ds_e_step(layout, log_conf_t, np.log([0.5, 0.5]))
+    >>> resp, ll
+    (array([[0.5, 0.5]]), array([-2.30258509]))
+    """
+    resp = _out(resp, layout)
+    task_ll = np.empty(layout.n_tasks)
+    log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
+    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    if _engine() == "numba":
+        _ds_e_step_numba(
+            layout.task_indptr, layout.worker, layout.label, log_confusions_t,
+            log_class_priors, resp, task_ll,
+        )
+        return resp, task_ll
+    resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
+    resp += log_class_priors
+    _normalize_log_rows(resp, task_ll)
+    return resp, task_ll
+
+
+def _normalize_log_rows(logits, log_norm):
+    """In place: rows of ``logits`` -> softmax; ``log_norm`` <- their log-sum-exp."""
+    top = logits.max(axis=1)
+    logits -= top[:, None]
+    np.exp(logits, out=logits)
+    total = logits.sum(axis=1)
+    logits /= total[:, None]
+    np.log(total, out=log_norm)
+    log_norm += top
+
+
+def ds_worker_counts(layout, resp):
+    """Expected per-worker confusion counts of a block for given posteriors.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    resp : ndarray of shape (n_tasks, K)
+        Posterior (or any soft label) of each task.
+
+    Returns
+    -------
+    worker_counts : ndarray of shape (n_workers, K, K)
+        ``[j, l, k] = sum of resp[i, k] over the tasks i that worker j
+        labelled l``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, ds_worker_counts
+    >>> layout = BlockLayout(check_votes(np.array([[0], [1]])))
+    >>> ds_worker_counts(layout, np.array([[0.8, 0.2], [0.3, 0.7]]))[0]
+    array([[0.8, 0.2],
+           [0.3, 0.7]])
+    """
+    resp = np.ascontiguousarray(resp, dtype=np.float64)
+    K = layout.n_classes
+    if _engine() == "numba":
+        counts = np.empty((layout.n_workers, K, K))
+        indptr, _, task, label = layout.worker_order
+        _ds_worker_counts_numba(indptr, task, label, resp, counts)
+        return counts
+    return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
+
+
+def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None):
+    """Dawid-Skene E-step of a block fused with its sufficient statistics.
+
+    One call is everything an EM iteration needs from a block: the M-step
+    (see :class:`skcrowd.aggregation.DawidSkene`) only uses the returned
+    ``worker_counts`` and ``class_counts``, summed over blocks.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's votes.
+    log_confusions_t : ndarray of shape (n_workers, K, K)
+        ``[j, l, k] = log P(worker j answers l | true class k)``.
+    log_class_priors : ndarray of shape (K,)
+        ``log P(true class k)``.
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer for the responsibilities (allocated when None).
+
+    Returns
+    -------
+    DSBlockStatistics
+        ``(resp, worker_counts, class_counts, log_likelihood)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, ds_block_statistics
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0], [1, 1]])))
+    >>> log_conf_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))[None].repeat(2, 0)
+    >>> stats = ds_block_statistics(layout, log_conf_t, np.log([0.5, 0.5]))
+    >>> stats.resp.round(4)
+    array([[0.9878, 0.0122],
+           [0.0122, 0.9878]])
+    >>> stats.class_counts, round(stats.log_likelihood, 4)
+    (array([1., 1.]), -1.6607)
+    """
+    resp, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
+    return DSBlockStatistics(
+        resp=resp,
+        worker_counts=ds_worker_counts(layout, resp),
+        class_counts=resp.sum(axis=0),
+        log_likelihood=float(task_ll.sum()),
+    )
+
+
+# ---------------------------------------------------------------------------
+# GLAD
+# ---------------------------------------------------------------------------
+
+
+class GLADBlockStatistics(NamedTuple):
+    """Result of :func:`glad_block_statistics` for one block."""
+
+    resp: np.ndarray
+    """(n_tasks, K): posterior probability of each true class."""
+    task_log_likelihood: np.ndarray
+    """(n_tasks,): ``log p(votes of task i)``."""
+    class_counts: np.ndarray
+    """(K,): expected number of tasks of each true class."""
+    ability_gradient: np.ndarray
+    """(n_workers,): gradient of the expected complete log-likelihood Q in each ability."""
+    ability_curvature: np.ndarray
+    """(n_workers,): minus the second derivative of Q in each ability (> 0)."""
+    difficulty_gradient: np.ndarray
+    """(n_tasks,): gradient of Q in each task's log(beta)."""
+    difficulty_curvature: np.ndarray
+    """(n_tasks,): expected (Fisher) curvature of Q in each task's log(beta) (>= 0)."""
+
+
+def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, resp=None):
+    """GLAD E-step of a block fused with the gradient pieces of its M-step.
+
+    Model (Whitehill et al., 2009, multiclass form): worker ``j`` answers task
+    ``i`` correctly with probability ``sigmoid(alpha_j * beta_i)`` and
+    otherwise picks one of the ``K - 1`` wrong classes uniformly. With the
+    posteriors ``q_v`` that vote ``v`` is correct and ``s_v =
+    sigmoid(alpha_j beta_i)``, the expected complete log-likelihood ``Q`` has
+
+    - ``dQ/dalpha_j = sum_v (q_v - s_v) beta_i``,
+      ``-d2Q/dalpha_j2 = sum_v s_v (1 - s_v) beta_i**2``;
+    - ``dQ/db_i = sum_v (q_v - s_v) alpha_j beta_i`` with ``b_i = log beta_i``,
+      and the expected curvature ``sum_v s_v (1 - s_v) (alpha_j beta_i)**2``.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    abilities : ndarray of shape (n_workers,)
+        ``alpha_j``.
+    log_betas : ndarray of shape (n_tasks,)
+        ``b_i = log(beta_i)``; ``1 / beta_i`` is the task's difficulty.
+    log_class_priors : ndarray of shape (K,)
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer.
+
+    Returns
+    -------
+    GLADBlockStatistics
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, glad_block_statistics
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0, 1]])))
+    >>> st = glad_block_statistics(layout, np.array([1.0, 1.0, 1.0]), np.zeros(1),
+    ...                            np.log([0.5, 0.5]))
+    >>> st.resp.round(4)
+    array([[0.7311, 0.2689]])
+    """
+    resp = _out(resp, layout)
+    abilities = np.ascontiguousarray(abilities, dtype=np.float64)
+    log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
+    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    task_ll = np.empty(layout.n_tasks)
+    grad_b = np.empty(layout.n_tasks)
+    curv_b = np.empty(layout.n_tasks)
+    if _engine() == "numba":
+        indptr, position, _, _ = layout.worker_order
+        per_vote = np.empty((2, layout.n_votes))
+        _glad_e_step_numba(
+            layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
+            log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
+        )
+        grad_a, curv_a = _segment_sums_numba(indptr, per_vote)
+    else:
+        grad_a, curv_a = _glad_e_step_numpy(
+            layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b, curv_b
+        )
+    return GLADBlockStatistics(
+        resp=resp,
+        task_log_likelihood=task_ll,
+        class_counts=resp.sum(axis=0),
+        ability_gradient=grad_a,
+        ability_curvature=curv_a,
+        difficulty_gradient=grad_b,
+        difficulty_curvature=curv_b,
+    )
+
+
+def _log_sigmoid_pair(z):
+    """``(log sigmoid(z), log sigmoid(-z))`` without overflow."""
+    tail = -np.log1p(np.exp(-np.abs(z)))
+    neg = np.minimum(z, 0.0)
+    return neg + tail, neg - z + tail
+
+
+def _glad_vote_terms(layout, abilities, log_betas):
+    """Per vote: ``z = alpha_j beta_i``, ``log sigmoid(z)``, ``log sigmoid(-z)``."""
+    z = abilities[layout.worker] * np.exp(log_betas)[layout.task]
+    return (z, *_log_sigmoid_pair(z))
+
+
+def _glad_logits(layout, log_right, log_not_right, log_class_priors, logits):
+    """logits[i, k] = log P(true class k) + sum over task i's votes of log P(vote | k)."""
+    K = layout.n_classes
+    log_wrong = log_not_right - np.log(max(K - 1, 1))
+    logits[:] = np.bincount(
+        layout.task.astype(np.int64) * K + layout.label, weights=log_right - log_wrong,
+        minlength=layout.n_tasks * K,
+    ).reshape(layout.n_tasks, K)
+    logits += np.bincount(layout.task, weights=log_wrong, minlength=layout.n_tasks)[:, None]
+    logits += log_class_priors
+
+
+def _glad_e_step_numpy(layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b,
+                       curv_b):
+    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
+    _glad_logits(layout, log_right, log_not_right, log_class_priors, resp)
+    _normalize_log_rows(resp, task_ll)
+    grad_a, curv_a, grad_b[:], curv_b[:] = _glad_gradients_numpy(
+        layout, resp, z, log_right, log_not_right, log_betas
+    )
+    return grad_a, curv_a
+
+
+def _glad_gradients_numpy(layout, resp, z, log_right, log_not_right, log_betas):
+    residual = resp[layout.task, layout.label] - np.exp(log_right)
+    var = np.exp(log_right + log_not_right)
+    beta = np.exp(log_betas)[layout.task]
+    n, W = layout.n_tasks, layout.n_workers
+    return (
+        np.bincount(layout.worker, weights=residual * beta, minlength=W),
+        np.bincount(layout.worker, weights=var * beta * beta, minlength=W),
+        np.bincount(layout.task, weights=residual * z, minlength=n),
+        np.bincount(layout.task, weights=var * z * z, minlength=n),
+    )
+
+
+def glad_gradients(layout, resp, abilities, log_betas):
+    """Gradient pieces of GLAD's M-step for given responsibilities (no E-step).
+
+    Used to start EM from initial soft labels; :func:`glad_block_statistics`
+    returns the same pieces for the posteriors of its own E-step.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    resp : ndarray of shape (n_tasks, K)
+        Soft labels of the tasks.
+    abilities : ndarray of shape (n_workers,)
+    log_betas : ndarray of shape (n_tasks,)
+
+    Returns
+    -------
+    ability_gradient, ability_curvature : ndarray of shape (n_workers,)
+    difficulty_gradient, difficulty_curvature : ndarray of shape (n_tasks,)
+        As in :class:`GLADBlockStatistics`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, glad_gradients
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
+    >>> grad_a, _, grad_b, _ = glad_gradients(layout, np.array([[1.0, 0.0]]), np.zeros(2),
+    ...                                       np.zeros(1))
+    >>> grad_a, grad_b  # worker 0 was right (q=1), worker 1 wrong (q=0); sigmoid(0) = 0.5
+    (array([ 0.5, -0.5]), array([0.]))
+    """
+    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
+    return _glad_gradients_numpy(layout, resp, z, log_right, log_not_right, log_betas)
+
+
+def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None):
+    """MAP difficulty of every task of a block for fixed workers, and posteriors.
+
+    For each task, maximizes over ``b = log(beta)``
+    ``f(b) = log p(votes of task | abilities, class priors, beta=e**b) - b**2 / (2 prior_scale**2)``
+    (a Gaussian prior on ``log(beta)`` centred on ``beta = 1``) with a
+    safeguarded Newton search started at ``b = 0``: Newton steps where ``f``
+    is concave, curvature-scaled gradient steps elsewhere, steps of at most 1,
+    halved until ``f`` does not decrease; ``b`` stays in ``[-20, 20]``. Each
+    task is solved independently, so the result of a task does not depend on
+    the other tasks of the block.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    abilities : ndarray of shape (n_workers,)
+    log_class_priors : ndarray of shape (K,)
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on ``log(beta)``.
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer.
+
+    Returns
+    -------
+    resp : ndarray of shape (n_tasks, K)
+        Posteriors at the MAP difficulties.
+    log_betas : ndarray of shape (n_tasks,)
+        MAP ``log(beta_i)`` (0 for a task without votes).
+    task_log_likelihood : ndarray of shape (n_tasks,)
+        ``log p(votes of task i)`` at the MAP difficulty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, glad_task_difficulties
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0, 0], [0, 1, -1]])))
+    >>> resp, log_betas, ll = glad_task_difficulties(layout, np.ones(3), np.log([0.5, 0.5]))
+    >>> log_betas.round(3)  # a unanimous task is easier (larger beta)
+    array([0.77 , 0.   ])
+    """
+    resp = _out(resp, layout)
+    abilities = np.ascontiguousarray(abilities, dtype=np.float64)
+    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    log_betas = np.zeros(layout.n_tasks)
+    task_ll = np.empty(layout.n_tasks)
+    if _engine() == "numba":
+        _glad_difficulties_numba(
+            layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
+            float(prior_scale), resp, log_betas, task_ll,
+        )
+    else:
+        _glad_difficulties_numpy(layout, abilities, log_class_priors, float(prior_scale), resp,
+                                 log_betas, task_ll)
+    return resp, log_betas, task_ll
+
+
+def _newton_proposal(grad, hess, fisher, scale):
+    """Safeguarded Newton step on a maximization problem (vectorized)."""
+    step = np.where(hess < 0, -grad / np.where(hess < 0, hess, -1.0), grad / fisher)
+    return np.clip(step, -1.0, 1.0) * scale
+
+
+def _glad_profile_numpy(layout, abilities, log_class_priors, prior_scale, log_betas, logits,
+                        task_ll):
+    """Objective, gradient, curvature and Fisher curvature of every task's f(b)."""
+    K = layout.n_classes
+    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
+    _glad_logits(layout, log_right, log_not_right, log_class_priors, logits)
+    _normalize_log_rows(logits, task_ll)
+    n = layout.n_tasks
+    S = np.bincount(layout.task, weights=np.exp(log_right) * z, minlength=n)
+    var = np.exp(log_right + log_not_right)
+    U = np.bincount(layout.task, weights=var * z * z, minlength=n)
+    T = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=z,
+                    minlength=n * K).reshape(n, K)
+    ET = (logits * T).sum(axis=1)
+    ET2 = (logits * T * T).sum(axis=1)
+    inv_var = 1.0 / prior_scale**2
+    f = task_ll - 0.5 * inv_var * log_betas**2
+    grad = ET - S - inv_var * log_betas
+    hess = ET - S - U + ET2 - ET * ET - inv_var
+    return f, grad, hess, U + inv_var
+
+
+def _glad_difficulties_numpy(layout, abilities, log_class_priors, prior_scale, resp, log_betas,
+                             task_ll):
+    n = layout.n_tasks
+    f, grad, hess, fisher = _glad_profile_numpy(
+        layout, abilities, log_class_priors, prior_scale, log_betas, resp, task_ll
+    )
+    scale = np.ones(n)
+    active = np.ones(n, dtype=bool)
+    trial_resp = np.empty_like(resp)
+    trial_ll = np.empty(n)
+    for _ in range(_NEWTON_MAX_EVALS):
+        step = np.where(active, _newton_proposal(grad, hess, fisher, scale), 0.0)
+        active &= np.abs(step) >= _NEWTON_STEP_TOL
+        if not active.any():
+            break
+        trial = np.where(active, np.clip(log_betas + step, -LOG_BETA_BOUND, LOG_BETA_BOUND),
+                         log_betas)
+        f_t, g_t, h_t, fi_t = _glad_profile_numpy(
+            layout, abilities, log_class_priors, prior_scale, trial, trial_resp, trial_ll
+        )
+        accept = active & (f_t >= f - 1e-12 * (1.0 + np.abs(f)))
+        log_betas[accept] = trial[accept]
+        f[accept], grad[accept], hess[accept], fisher[accept] = (
+            f_t[accept], g_t[accept], h_t[accept], fi_t[accept]
+        )
+        resp[accept] = trial_resp[accept]
+        task_ll[accept] = trial_ll[accept]
+        scale = np.where(accept, 1.0, scale * 0.5)
+        active &= scale >= _NEWTON_MIN_SCALE
+
+
+# ---------------------------------------------------------------------------
+# numba kernels
+# ---------------------------------------------------------------------------
+
+
+def _jit(func):
+    """``numba.njit(parallel=True)``, cached on disk where a cache directory is writable."""
+    try:
+        return numba.njit(parallel=True, cache=True)(func)
+    except RuntimeError:  # pragma: no cover - no writable cache location
+        return numba.njit(parallel=True)(func)
+
+
+if numba is not None:
+    prange = numba.prange
+
+    @_jit
+    def _ds_e_step_numba(indptr, worker, label, log_conf_t, log_prior, resp, task_ll):
+        K = log_prior.shape[0]
+        for i in prange(indptr.shape[0] - 1):
+            row = resp[i]
+            for k in range(K):
+                row[k] = log_prior[k]
+            for v in range(indptr[i], indptr[i + 1]):
+                table = log_conf_t[worker[v], label[v]]
+                for k in range(K):
+                    row[k] += table[k]
+            top = row[0]
+            for k in range(1, K):
+                top = max(top, row[k])
+            total = 0.0
+            for k in range(K):
+                row[k] = np.exp(row[k] - top)
+                total += row[k]
+            for k in range(K):
+                row[k] /= total
+            task_ll[i] = top + np.log(total)
+
+    @_jit
+    def _ds_worker_counts_numba(worker_indptr, task, label, resp, counts):
+        K = resp.shape[1]
+        for j in prange(worker_indptr.shape[0] - 1):
+            table = counts[j]
+            table[:] = 0.0
+            for p in range(worker_indptr[j], worker_indptr[j + 1]):
+                r = resp[task[p]]
+                row = table[label[p]]
+                for k in range(K):
+                    row[k] += r[k]
+
+    @numba.njit(cache=True, inline="always")
+    def _log_sigmoid_pair_scalar(z):
+        tail = -np.log1p(np.exp(-abs(z)))
+        neg = min(z, 0.0)
+        return neg + tail, neg - z + tail
+
+    @numba.njit(cache=True)
+    def _softmax_row(row, log_prior, shift):
+        """In place: row <- softmax(row + shift + log_prior); returns the log-sum-exp."""
+        K = row.shape[0]
+        top = -np.inf
+        for k in range(K):
+            row[k] += shift + log_prior[k]
+            top = max(top, row[k])
+        total = 0.0
+        for k in range(K):
+            row[k] = np.exp(row[k] - top)
+            total += row[k]
+        for k in range(K):
+            row[k] /= total
+        return top + np.log(total)
+
+    @_jit
+    def _glad_e_step_numba(indptr, worker, label, position, abilities, log_betas, log_prior,
+                           resp, task_ll, grad_b, curv_b, per_vote):
+        K = log_prior.shape[0]
+        log_km1 = np.log(max(K - 1, 1))
+        for i in prange(indptr.shape[0] - 1):
+            row = resp[i]
+            row[:] = 0.0
+            beta = np.exp(log_betas[i])
+            wrong_total = 0.0
+            for v in range(indptr[i], indptr[i + 1]):
+                lr, lw = _log_sigmoid_pair_scalar(abilities[worker[v]] * beta)
+                lw -= log_km1
+                row[label[v]] += lr - lw
+                wrong_total += lw
+            task_ll[i] = _softmax_row(row, log_prior, wrong_total)
+            g = 0.0
+            c = 0.0
+            for v in range(indptr[i], indptr[i + 1]):
+                z = abilities[worker[v]] * beta
+                lr, lw = _log_sigmoid_pair_scalar(z)
+                sig = np.exp(lr)
+                var = np.exp(lr + lw)
+                residual = row[label[v]] - sig
+                g += residual * z
+                c += var * z * z
+                p = position[v]
+                per_vote[0, p] = residual * beta
+                per_vote[1, p] = var * beta * beta
+            grad_b[i] = g
+            curv_b[i] = c
+
+    @_jit
+    def _segment_sums_numba(indptr, values):
+        n = indptr.shape[0] - 1
+        out0 = np.empty(n)
+        out1 = np.empty(n)
+        for j in prange(n):
+            s0 = 0.0
+            s1 = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                s0 += values[0, p]
+                s1 += values[1, p]
+            out0[j] = s0
+            out1[j] = s1
+        return out0, out1
+
+    @numba.njit(cache=True)
+    def _glad_profile_task(start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
+                           b, row, scratch):
+        """f, f', f'' and Fisher curvature at b for one task; row <- posterior."""
+        K = row.shape[0]
+        beta = np.exp(b)
+        row[:] = 0.0
+        scratch[:] = 0.0  # T_k = sum of z over votes for class k
+        wrong_total = 0.0
+        S = 0.0
+        U = 0.0
+        for v in range(start, stop):
+            z = abilities[worker[v]] * beta
+            lr, lw = _log_sigmoid_pair_scalar(z)
+            S += np.exp(lr) * z
+            U += np.exp(lr + lw) * z * z
+            lw -= log_km1
+            row[label[v]] += lr - lw
+            wrong_total += lw
+            scratch[label[v]] += z
+        ll = _softmax_row(row, log_prior, wrong_total)
+        ET = 0.0
+        ET2 = 0.0
+        for k in range(K):
+            ET += row[k] * scratch[k]
+            ET2 += row[k] * scratch[k] * scratch[k]
+        f = ll - 0.5 * inv_var * b * b
+        grad = ET - S - inv_var * b
+        hess = ET - S - U + ET2 - ET * ET - inv_var
+        return f, grad, hess, U + inv_var, ll
+
+    @_jit
+    def _glad_difficulties_numba(indptr, worker, label, abilities, log_prior, prior_scale, resp,
+                                 log_betas, task_ll):
+        K = log_prior.shape[0]
+        n = indptr.shape[0] - 1
+        inv_var = 1.0 / (prior_scale * prior_scale)
+        log_km1 = np.log(max(K - 1, 1))
+        n_chunks = min(n, 256)
+        for chunk in prange(n_chunks):
+            scratch = np.empty(K)
+            trial_row = np.empty(K)
+            for i in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
+                start, stop = indptr[i], indptr[i + 1]
+                row = resp[i]
+                b = 0.0
+                f, g, h, fi, ll = _glad_profile_task(start, stop, worker, label, abilities,
+                                                     log_prior, inv_var, log_km1, b, row,
+                                                     scratch)
+                scale = 1.0
+                for _ in range(_NEWTON_MAX_EVALS):
+                    step = -g / h if h < 0 else g / fi
+                    step = min(max(step, -1.0), 1.0) * scale
+                    if abs(step) < _NEWTON_STEP_TOL:
+                        break
+                    trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
+                    f_t, g_t, h_t, fi_t, ll_t = _glad_profile_task(
+                        start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
+                        trial, trial_row, scratch)
+                    if f_t >= f - 1e-12 * (1.0 + abs(f)):
+                        b, f, g, h, fi, ll = trial, f_t, g_t, h_t, fi_t, ll_t
+                        row[:] = trial_row
+                        scale = 1.0
+                    else:
+                        scale *= 0.5
+                        if scale < _NEWTON_MIN_SCALE:
+                            break
+                log_betas[i] = b
+                task_ll[i] = ll
