@@ -33,6 +33,14 @@ _LAZY = {
     "load_crowd_dataset": "datasets",
     # self-training
     "SelfCrowdClassifier": "selftraining",
+    # deep learning from crowds (torch is imported on first access)
+    "CrowdLayerClassifier": "neural",
+    "CoNALClassifier": "neural",
+    "DeepEMClassifier": "neural",
+    "CrowdLayerRegressor": "neural",
+    "SequenceCrowdLayerClassifier": "neural",
+    # two-stage baseline: aggregate, then train
+    "AggregatedTargetClassifier": "aggregated_target",
 }
 
 __all__ = [

@@ -1,0 +1,287 @@
+"""AggregatedTargetClassifier: aggregate the votes, then train any classifier on the result.
+
+The two-stage baselines of the deep-learning-from-crowds papers ("DL-MV",
+"DL-DS"): an aggregator turns the votes into labels (hard) or class
+probabilities (soft), and a classifier is trained on the features and those
+targets. The hard path needs only scikit-learn (torch is imported only for
+``targets="soft"``).
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from .metrics import mv_accuracy_score
+from .votes import check_votes
+
+__all__ = ["AggregatedTargetClassifier"]
+
+
+def _estimator_has(attr):
+    def check(self):
+        return hasattr(self.estimator_ if hasattr(self, "estimator_") else self.estimator, attr)
+
+    return check
+
+
+class _StratifyOnArgmax:
+    """Train/valid split of a skorch net fitted on soft targets: stratify on their argmax."""
+
+    def __init__(self, split):
+        self.split = split
+
+    def __call__(self, dataset, y=None, **kwargs):
+        return self.split(dataset, None if y is None else np.asarray(y).argmax(axis=1), **kwargs)
+
+
+def _soft_target_accuracy(net, X, y):
+    """``valid_acc`` of a net fitted on soft targets: accuracy against their argmax."""
+    return float(np.mean(net.predict_proba(X).argmax(axis=1) == np.asarray(y).argmax(axis=1)))
+
+
+class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Train a classifier on votes aggregated into targets ("DL-MV", "DL-DS" baselines).
+
+    ``fit(X, votes)`` fits ``aggregator`` on the votes, then ``estimator`` on
+    the features of the tasks that have at least one vote and their
+    aggregated targets: the aggregator's labels (``targets="hard"``, any
+    scikit-learn classifier) or its class probabilities (``targets="soft"``,
+    a skorch ``NeuralNetClassifier`` trained with a soft cross-entropy).
+
+    Parameters
+    ----------
+    estimator : classifier
+        Trained on the aggregated targets. For ``targets="soft"``: a skorch
+        ``NeuralNetClassifier`` whose criterion is ``torch.nn.NLLLoss`` (its
+        module outputs probabilities, skorch's default) or
+        ``torch.nn.CrossEntropyLoss`` (logits); it is trained with the soft
+        counterpart (:class:`skcrowd.neural.SoftNLLLoss`, or
+        ``CrossEntropyLoss`` with probability targets), its ``classes`` set
+        to the class indices, its train/valid split stratified on the most
+        probable class and its ``valid_acc`` measured against it.
+    aggregator : aggregator, default=None
+        Anything with ``fit(votes)``, ``predict``, ``predict_proba`` and
+        ``classes_`` (an aggregator of :mod:`skcrowd.aggregation`). ``None``:
+        :class:`skcrowd.DawidSkene` with its defaults (the default is built at
+        ``fit``, since an estimator instance as a default value would be
+        shared between instances).
+    targets : {"hard", "soft"}, default="hard"
+        Train on the aggregated labels or on the aggregated probabilities.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote; also set on the aggregator when it has a
+        ``missing_label`` parameter.
+
+    Attributes
+    ----------
+    aggregator_ : aggregator
+        The fitted aggregator.
+    estimator_ : classifier
+        The fitted classifier.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (those of the aggregator).
+    n_features_in_ : int
+        Number of features, when ``X`` is an array.
+
+    See Also
+    --------
+    skcrowd.neural.CrowdLayerClassifier : learn from the votes end to end.
+
+    References
+    ----------
+    Rodrigues, F. and Pereira, F. C. (2018). Deep learning from crowds. AAAI
+    (the DL-MV and DL-DS baselines).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcrowd import AggregatedTargetClassifier, MajorityVote
+    >>> X = np.array([[0.0], [0.2], [0.9], [1.0], [0.5]])
+    >>> votes = np.array([[0, 0, 1], [0, -1, 0], [1, 1, 1], [1, 0, 1], [-1, -1, -1]])
+    >>> clf = AggregatedTargetClassifier(LogisticRegression(), aggregator=MajorityVote())
+    >>> clf.fit(X, votes).predict([[0.1], [0.95]]).tolist()
+    [0, 1]
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "aggregator": [None, HasMethods(["fit", "predict", "predict_proba"])],
+        "targets": [StrOptions({"hard", "soft"})],
+        "missing_label": "no_validation",  # any marker; check_votes validates it
+    }
+
+    def __init__(self, estimator, *, aggregator=None, targets="hard", missing_label=-1):
+        self.estimator = estimator
+        self.aggregator = aggregator
+        self.targets = targets
+        self.missing_label = missing_label
+
+    def _make_aggregator(self):
+        if self.aggregator is None:
+            from .aggregation import DawidSkene
+
+            aggregator = DawidSkene()
+        else:
+            aggregator = clone(self.aggregator)
+        if "missing_label" in aggregator.get_params():
+            aggregator.set_params(missing_label=self.missing_label)
+        return aggregator
+
+    def _soft_estimator(self, n_classes):
+        """The skorch net, set up for probability targets."""
+        import torch
+        from skorch import NeuralNetClassifier
+        from skorch.callbacks import EpochScoring
+
+        from .neural import SoftNLLLoss
+
+        if not isinstance(self.estimator, NeuralNetClassifier):
+            raise TypeError(
+                "targets='soft' trains a skorch NeuralNetClassifier on class probabilities; got "
+                f"{type(self.estimator).__name__}. Use targets='hard' for other classifiers."
+            )
+        estimator = clone(self.estimator)
+        criterion = estimator.criterion
+        if isinstance(criterion, type) and issubclass(criterion, torch.nn.CrossEntropyLoss):
+            soft_criterion = criterion  # takes probability targets as they are
+        elif isinstance(criterion, type) and issubclass(criterion, torch.nn.NLLLoss):
+            soft_criterion = SoftNLLLoss
+        else:
+            raise TypeError(
+                "targets='soft' needs the net's criterion to be torch.nn.NLLLoss (module "
+                "outputs probabilities) or torch.nn.CrossEntropyLoss (logits); got "
+                f"{criterion!r}."
+            )
+        params = {"criterion": soft_criterion, "classes": list(range(n_classes))}
+        if estimator.train_split is not None:
+            params["train_split"] = _StratifyOnArgmax(estimator.train_split)
+        if "valid_acc" in dict(estimator.get_default_callbacks()):
+            params["callbacks__valid_acc"] = EpochScoring(
+                _soft_target_accuracy, name="valid_acc", lower_is_better=False
+            )
+        return estimator.set_params(**params)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, **fit_params):
+        """Aggregate the votes ``y``, then fit the classifier on ``X`` and the targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features) or any input of ``estimator``
+            Features of the tasks.
+        y : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes: ``y[i, j]`` is worker ``j``'s label for task ``i``, or
+            ``missing_label``.
+        **fit_params
+            Passed to ``estimator.fit``.
+
+        Returns
+        -------
+        self
+        """
+        if y is None:
+            raise ValueError(
+                "AggregatedTargetClassifier requires y to be passed, but the target y is None: "
+                "pass the votes matrix (n_tasks, n_workers)."
+            )
+        validate_data(self, X, skip_check_array=True)
+        votes = check_votes(y, missing_label=self.missing_label, name="y")
+        n_samples = _num_samples(X)
+        if n_samples != votes.n_tasks:
+            raise ValueError(
+                f"X has {n_samples} samples but the votes y have {votes.n_tasks} tasks (rows)."
+            )
+        self.aggregator_ = self._make_aggregator().fit(y)
+        self.classes_ = np.asarray(self.aggregator_.classes_)
+        voted = np.flatnonzero(votes.votes_per_task() > 0)
+        X_voted = _safe_indexing(X, voted)
+        if self.targets == "hard":
+            target = np.asarray(self.aggregator_.predict(y))[voted]
+            self.estimator_ = clone(self.estimator)
+        else:
+            target = np.asarray(self.aggregator_.predict_proba(y), dtype=np.float32)[voted]
+            self.estimator_ = self._soft_estimator(len(self.classes_))
+        self.estimator_.fit(X_voted, target, **fit_params)
+        return self
+
+    def _estimator_proba(self, X):
+        check_is_fitted(self)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        proba = self.estimator_.predict_proba(X)
+        if self.targets == "soft":
+            return proba
+        # the estimator saw only the labels the aggregator predicted
+        columns = np.searchsorted(self.classes_, self.estimator_.classes_)
+        out = np.zeros((proba.shape[0], len(self.classes_)), dtype=np.float64)
+        out[:, columns] = proba
+        return out
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the classifier, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._estimator_proba(X)
+
+    def predict(self, X):
+        """Predicted labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        check_is_fitted(self)
+        if self.targets == "soft":
+            return self.classes_[self._estimator_proba(X).argmax(axis=1)]
+        validate_data(self, X, skip_check_array=True, reset=False)
+        return self.estimator_.predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Tie-aware accuracy of the predictions against the majority vote of ``y``.
+
+        Tasks without votes are skipped (see
+        :func:`skcrowd.metrics.mv_accuracy_score`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features)
+            Features.
+        y : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes.
+        sample_weight : None
+            Not supported; must be None.
+
+        Returns
+        -------
+        float
+        """
+        if sample_weight is not None:
+            raise ValueError("AggregatedTargetClassifier.score does not support sample_weight.")
+        return mv_accuracy_score(y, self.predict(X), missing_label=self.missing_label,
+                                 classes=self.classes_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags = get_tags(self.estimator).input_tags
+        tags.target_tags.required = True
+        # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags

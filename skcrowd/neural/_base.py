@@ -1,0 +1,647 @@
+"""skorch plumbing shared by skcrowd's neural estimators (features as X, votes as y).
+
+What skorch does not do on its own when ``y`` is a votes matrix, done once
+here for every net:
+
+* encode the votes with :func:`skcrowd.check_votes` (``classes_`` from the
+  votes, never ``-1``) and hand skorch a compact integer targets array;
+* split train/valid on the *tasks*, shuffled and stratified on each task's
+  majority vote (:class:`TaskHoldoutSplit`), seeded by ``random_state``;
+* score the validation set against its held-out votes (``valid_acc`` is the
+  tie-aware accuracy against their majority vote);
+* seed torch from ``random_state`` without touching the global RNG state;
+* fail clearly on ``device="cuda"`` without CUDA;
+* run SAM's two passes with batch-norm statistics frozen on the second.
+
+A net then only says which noise model maps its backbone's class logits to
+the observed votes (``_make_noise_model``) and, if needed, its loss.
+"""
+
+import copy
+import math
+from contextlib import contextmanager
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import _fit_context
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import (
+    Interval,
+    Options,
+    StrOptions,
+    validate_parameter_constraints,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+from skorch import NeuralNetClassifier
+from skorch.callbacks import EpochScoring, EpochTimer, PassthroughScoring, PrintLog, ProgressBar
+from skorch.utils import TeeGenerator, is_dataset, to_tensor
+
+from ..metrics import mv_accuracy_score
+from ..optim import SAM, frozen_batchnorm_stats
+from ..votes import check_votes
+from ._losses import MaskedMultiCrossEntropy, observed_votes
+from ._modules import MLP
+
+__all__ = ["TaskHoldoutSplit", "softmax"]
+
+
+def softmax(logits):
+    """Class probabilities (float64) from logits: the default ``predict_nonlinearity``."""
+    return torch.softmax(logits.double(), dim=-1)
+
+
+class TaskHoldoutSplit:
+    """Hold out a random fraction of the tasks for validation.
+
+    The default ``train_split`` of skcrowd's nets. The net calls it with the
+    majority-vote label of each task (``-1`` for a task without votes); the
+    split is shuffled and stratified on those labels when every label occurs
+    at least twice and both parts can hold every label, else only shuffled.
+    When the net's ``random_state`` is set and this split's is None, the net
+    seeds it.
+
+    Parameters
+    ----------
+    valid_size : float or int, default=0.2
+        Fraction (float in (0, 1)) or number (int) of tasks held out. When
+        it leaves no task for one of the parts, there is no validation set.
+    stratified : bool, default=True
+        Stratify on the labels the net passes.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.neural import TaskHoldoutSplit
+    >>> split = TaskHoldoutSplit(0.25, random_state=0)
+    >>> train, valid = split(np.zeros((8, 1)), np.array([0, 0, 0, 0, 1, 1, 1, 1]))
+    >>> len(train), len(valid)
+    (6, 2)
+    """
+
+    def __init__(self, valid_size=0.2, *, stratified=True, random_state=None):
+        self.valid_size = valid_size
+        self.stratified = stratified
+        self.random_state = random_state
+
+    def __call__(self, dataset, y=None, groups=None):
+        n = len(dataset)
+        size = self.valid_size
+        if isinstance(size, Real) and not isinstance(size, Integral) and 0 < size < 1:
+            n_valid = math.ceil(size * n)
+        elif isinstance(size, Integral) and not isinstance(size, bool) and size >= 0:
+            n_valid = int(size)
+        else:
+            raise ValueError(
+                f"valid_size must be a float in (0, 1) or a non-negative int, got {size!r}."
+            )
+        if not 0 < n_valid < n:
+            return dataset, None
+        strata = np.asarray(y) if self.stratified and y is not None else None
+        if strata is not None:
+            _, counts = np.unique(strata, return_counts=True)
+            if counts.min() < 2 or len(counts) > min(n_valid, n - n_valid):
+                strata = None
+        splitter = StratifiedShuffleSplit if strata is not None else ShuffleSplit
+        train, valid = next(
+            splitter(n_splits=1, test_size=n_valid, random_state=self.random_state).split(
+                np.zeros(n), strata
+            )
+        )
+        return torch.utils.data.Subset(dataset, train), torch.utils.data.Subset(dataset, valid)
+
+    def __repr__(self):
+        return (
+            f"{type(self).__name__}({self.valid_size!r}, stratified={self.stratified!r}, "
+            f"random_state={self.random_state!r})"
+        )
+
+
+# Parameters every votes-as-y net shares (CrowdNetClassifier.__init__); appended to
+# the docstring of each public net.
+SHARED_PARAMETERS_DOC = """
+    criterion : type of torch.nn.Module, default=MaskedMultiCrossEntropy
+        Loss between the noise model's vote logits and the observed votes.
+    optimizer : type of torch.optim.Optimizer, default=torch.optim.Adam
+        Optimizer; ``optimizer=skcrowd.optim.SAM`` with
+        ``optimizer__base_optimizer=...`` for sharpness-aware minimization.
+    lr : float, default=1e-3
+        Learning rate.
+    max_epochs : int, default=50
+        Number of epochs.
+    batch_size : int, default=64
+        Mini-batch size (-1: the whole data set).
+    iterator_train__shuffle : bool, default=True
+        Shuffle the training batches.
+    train_split : callable or None, default=TaskHoldoutSplit(0.2)
+        Train/valid split of the tasks, called with the tasks' majority-vote
+        labels for stratification; ``None`` trains on every task.
+    callbacks : list of skorch callbacks, "disable" or None, default=None
+        Extra callbacks (e.g. ``skorch.callbacks.EarlyStopping``).
+    predict_nonlinearity : callable or None, default=softmax
+        Maps the backbone's logits to ``predict_proba``'s output.
+    classes : array-like or None, default=None
+        All classes, when some never appear in the votes; default: the
+        labels seen in the votes.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialisation, dropout, batch shuffling and the
+        train/valid split (torch's global RNG state is restored after
+        ``fit``). Equal seeds give equal results on CPU.
+    verbose : int, default=0
+        1 prints skorch's table of losses and ``valid_acc`` per epoch; 2 adds
+        a progress bar.
+    device : str or torch.device, default="cpu"
+        ``"cuda"`` trains on the GPU (a clear error at ``fit`` without CUDA);
+        a net fitted on a GPU unpickles on a CPU-only machine (skorch moves
+        it to the CPU with a ``DeviceWarning``).
+    **kwargs
+        Further skorch settings: ``module__*`` (e.g. ``module__hidden_units``
+        and ``module__dropout`` of the default :class:`MLP`),
+        ``optimizer__*``, ``iterator_train__*``, ``callbacks__*``,
+        ``warm_start``, ``compile``...
+"""
+
+
+def _compact_int_dtype(max_value):
+    """Smallest signed integer dtype holding ``-1 .. max_value``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if max_value <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
+def _valid_majority_vote_accuracy(net, X, y):
+    """``valid_acc``: tie-aware accuracy of the predictions against the held-out votes."""
+    votes = net._item_votes(y)
+    pred = net.predict_proba(X).argmax(-1).reshape(-1)
+    return mv_accuracy_score(votes, pred, classes=np.arange(len(net.classes_)))
+
+
+class CrowdNetMixin:
+    """Parts shared by the votes-as-y classifiers and the crowd regressor.
+
+    Subclasses define ``_crowd_parameter_constraints`` (their own parameters),
+    ``_check_fit_data`` (validation and encoding of ``X`` and ``y``),
+    ``_default_module(**module_kwargs)`` (the backbone when ``module=None``), ``_make_noise_model()``,
+    ``_stratification_labels(targets)`` and ``_validation_scoring()``.
+    """
+
+    _shared_parameter_constraints = {
+        "module": [None, callable],
+        "criterion": [callable],
+        "optimizer": [callable],
+        "lr": [Interval(Real, 0, None, closed="left")],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
+        "iterator_train": [callable],
+        "iterator_valid": [callable],
+        "iterator_train__shuffle": ["boolean"],
+        "dataset": [callable],
+        "train_split": [None, callable],
+        "callbacks": [None, list, StrOptions({"disable"})],
+        "predict_nonlinearity": [None, callable, StrOptions({"auto"})],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "device": [None, str, torch.device],
+        "compile": ["boolean"],
+        "use_caching": ["boolean", StrOptions({"auto"})],
+        "torch_load_kwargs": [None, dict],
+        "random_state": ["random_state"],
+    }
+
+    @property
+    def _parameter_constraints(self):
+        """Constraints of every parameter.
+
+        ``module__*``-style settings and skorch's bookkeeping entry are
+        validated by skorch when the net initializes.
+        """
+        constraints = {**self._shared_parameter_constraints, **self._crowd_parameter_constraints}
+        for name in self.get_params(deep=False):
+            if "__" in name or name == "_params_to_validate":
+                constraints.setdefault(name, "no_validation")
+        return constraints
+
+    def _validate_params(self):
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            self.get_params(deep=False),
+            caller_name=type(self).__name__,
+        )
+        if getattr(self, "module_", None) is not None:
+            # skorch's own check of the dunder settings needs the registered modules.
+            super()._validate_params()
+
+    # -- fit-time checks -------------------------------------------------------
+
+    def _check_device_available(self):
+        if self.device is None:
+            return
+        try:
+            device = torch.device(self.device)
+        except RuntimeError as exc:
+            raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
+        available = {
+            "cuda": torch.cuda.is_available,
+            "mps": lambda: torch.backends.mps.is_available(),
+        }.get(device.type, lambda: True)
+        if not available():
+            raise ValueError(
+                f"device={self.device!r} was requested but {device.type.upper()} is not "
+                f"available to this torch ({torch.__version__}); use device='cpu'."
+            )
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(self, X, reset=reset, dtype=np.float32, allow_nd=True)
+
+    def _validate_X_or_dataset(self, X):
+        """Prediction input: fitted and valid ``X``; a torch Dataset (from callbacks) as is."""
+        check_is_fitted(self)
+        return X if is_dataset(X) else self._validate_X(X, reset=False)
+
+    def _check_lengths(self, X, targets):
+        if len(X) != len(targets):
+            raise ValueError(
+                f"X has {len(X)} samples but y has {len(targets)} tasks (rows); give one row "
+                "of answers (votes) per sample."
+            )
+
+    @contextmanager
+    def _seeded(self):
+        """Seed torch (and the split) from ``random_state``, restoring the RNG state after."""
+        rng = check_random_state(self.random_state)
+        torch_seed, split_seed = rng.randint(np.iinfo(np.int32).max, size=2)
+        self._split_seed_ = int(split_seed)
+        device = torch.device(self.device) if self.device is not None else torch.device("cpu")
+        devices = [device.index or 0] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(int(torch_seed))
+            yield
+
+    def _fit_targets(self, X, targets, **fit_params):
+        """(Re)initialize unless warm-starting, then train on the encoded targets."""
+        with self._seeded():
+            if not (self.warm_start and self.initialized_):
+                self.initialize()
+            super().partial_fit(X, targets, **fit_params)
+        return self
+
+    # -- fit ------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, **fit_params):
+        """Train on features ``X`` and the workers' answers ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features) or (n_tasks, ...)
+            Features of the tasks.
+        y : array-like or sparse matrix of shape (n_tasks, n_workers)
+            ``y[i, j]`` is worker ``j``'s answer for task ``i``: a label or
+            ``missing_label`` for classifiers (a votes matrix), a value or NaN
+            for the regressor. A 1-D ``y`` is one answer per task.
+        **fit_params
+            Passed to the module's ``forward``.
+
+        Returns
+        -------
+        self
+        """
+        X, targets = self._check_fit_data(
+            X, y, reset=not (self.warm_start and self.initialized_)
+        )
+        return self._fit_targets(X, targets, **fit_params)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, **fit_params):
+        """Train for ``max_epochs`` more epochs without re-initializing.
+
+        The first call initializes the net (seeded by ``random_state``);
+        later calls continue with torch's current random state and must use
+        the fitted classes and workers.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features)
+            Features of the tasks.
+        y : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Answers, as for :meth:`fit`.
+        classes : array-like, default=None
+            Unused; set the ``classes`` parameter of a classifier to fix the
+            classes.
+        **fit_params
+            Passed to the module's ``forward``.
+
+        Returns
+        -------
+        self
+        """
+        if self.initialized_:
+            X, targets = self._check_fit_data(X, y, reset=False)
+            super(CrowdNetMixin, self).partial_fit(X, targets, **fit_params)
+            return self
+        X, targets = self._check_fit_data(X, y, reset=True)
+        return self._fit_targets(X, targets, **fit_params)
+
+    def initialize_module(self):
+        """Build the backbone (default :class:`MLP` sized from the data) and the noise model."""
+        kwargs = self.get_params_for("module")
+        if self.module is None:
+            self.module_ = self._default_module(**kwargs)
+        else:
+            self.module_ = self.initialized_instance(self.module, kwargs)
+        self.noise_model_ = self._make_noise_model()
+        return self
+
+    # -- loss -------------------------------------------------------------------
+
+    def _item_votes(self, targets):
+        """Answers ``(n_items, n_workers)`` of a batch of targets (missing: -1 or NaN)."""
+        return targets
+
+    def _vote_logits(self, outputs, targets, X):
+        """The noise model's output for each observed answer, and the answers.
+
+        Classifiers: vote logits ``(n_votes, K)`` and labels; the regressor:
+        predicted answers ``(n_votes,)`` and answers.
+        """
+        votes = to_tensor(self._item_votes(targets), device=self.device)
+        task, worker, answer = observed_votes(votes)
+        x = to_tensor(X, device=self.device)
+        if not answer.is_floating_point():
+            answer = answer.long()
+        return self.noise_model_(outputs, x, task, worker), answer
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        return self.criterion_(*self._vote_logits(y_pred, y_true, X))
+
+    # -- skorch hooks -----------------------------------------------------------
+
+    def check_data(self, X, y):
+        # X and y were validated and encoded before skorch sees them.
+        pass
+
+    def get_split_datasets(self, X, y=None, **fit_params):
+        dataset = self.get_dataset(X, y)
+        if not self.train_split:
+            return dataset, None
+        split = self.train_split
+        if getattr(split, "random_state", False) is None:
+            split = copy.copy(split)
+            split.random_state = self._split_seed_
+        return split(dataset, self._stratification_labels(y), **fit_params)
+
+    @property
+    def _default_callbacks(self):
+        callbacks = [
+            ("epoch_timer", EpochTimer()),
+            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
+            ("valid_loss", PassthroughScoring(name="valid_loss")),
+            *self._validation_scoring(),
+            ("print_log", PrintLog()),
+        ]
+        if self.verbose and self.verbose >= 2:
+            callbacks.insert(-1, ("progress_bar", ProgressBar()))
+        return callbacks
+
+    def train_step(self, batch, **fit_params):
+        """One optimizer step; SAM's second pass runs with batch-norm statistics frozen."""
+        if not isinstance(self.optimizer_, SAM):
+            return super().train_step(batch, **fit_params)
+        self._zero_grad_optimizer()
+        step = self.train_step_single(batch, **fit_params)
+        self.notify(
+            "on_grad_computed",
+            named_parameters=TeeGenerator(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+        self.optimizer_.first_step()
+        self._zero_grad_optimizer()
+        modules = [
+            getattr(self, name + "_")
+            for name in self._modules + self._criteria
+            if isinstance(getattr(self, name + "_"), torch.nn.Module)
+        ]
+        with frozen_batchnorm_stats(*modules):
+            self.train_step_single(batch, **fit_params)
+        self.optimizer_.second_step()
+        return step
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
+
+
+class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
+    """Base of the classifiers trained end to end on features ``X`` and votes ``y``.
+
+    A subclass provides ``_make_noise_model()``, a torch module mapping the
+    backbone's class logits to the logits of the observed votes (see
+    :mod:`skcrowd.neural._modules`); training minimises
+    ``criterion(noise_model(logits), observed votes)``.
+    """
+
+    _crowd_parameter_constraints = {
+        "classes": [None, "array-like"],
+        "missing_label": "no_validation",  # any marker; check_votes validates it
+    }
+
+    def __init__(
+        self,
+        module=None,
+        *,
+        criterion=MaskedMultiCrossEntropy,
+        optimizer=torch.optim.Adam,
+        lr=1e-3,
+        max_epochs=50,
+        batch_size=64,
+        iterator_train__shuffle=True,
+        train_split=TaskHoldoutSplit(0.2),
+        callbacks=None,
+        predict_nonlinearity=softmax,
+        classes=None,
+        missing_label=-1,
+        random_state=None,
+        verbose=0,
+        device="cpu",
+        **kwargs,
+    ):
+        super().__init__(
+            module,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            classes=classes,
+            verbose=verbose,
+            device=device,
+            **kwargs,
+        )
+        self.iterator_train__shuffle = iterator_train__shuffle
+        self.missing_label = missing_label
+        self.random_state = random_state
+
+    # -- votes encoding ---------------------------------------------------------
+
+    def _encode_votes(self, y, *, reset, name="y"):
+        """Validate votes: ``(Votes, targets array for skorch)``.
+
+        With ``reset`` the classes come from the votes (or ``classes``);
+        otherwise they must be the fitted classes and workers.
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "pass the votes matrix (n_tasks, n_workers), missing votes marked with "
+                f"missing_label={self.missing_label!r}."
+            )
+        if reset:
+            votes = check_votes(y, missing_label=self.missing_label, classes=self.classes,
+                                name=name)
+        else:
+            votes = check_votes(y, missing_label=self.missing_label, classes=self.classes_,
+                                n_workers=self.n_workers_, name=name)
+        return votes, self._targets(votes)
+
+    def _targets(self, votes):
+        """Targets array handed to skorch: dense class indices, -1 missing."""
+        return votes.to_dense().astype(_compact_int_dtype(votes.n_classes - 1))
+
+    def _check_fit_data(self, X, y, *, reset):
+        self._check_device_available()
+        X = self._validate_X(X, reset=reset)
+        votes, targets = self._encode_votes(y, reset=reset)
+        self._check_lengths(X, targets)
+        if reset:
+            self.classes_inferred_ = votes.classes
+            self.n_workers_ = votes.n_workers
+            self.n_inputs_ = int(np.prod(X.shape[1:]))
+        return X, targets
+
+    def _default_module(self, **kwargs):
+        return MLP(self.n_inputs_, len(self.classes_), **kwargs)
+
+    def _stratification_labels(self, targets):
+        votes = np.asarray(self._item_votes(targets), dtype=np.int64)
+        n_classes = len(self.classes_)
+        counts = np.zeros((len(votes), n_classes + 1))
+        np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1.0)
+        counts = counts[:, :-1]  # column -1 collected the missing votes
+        return np.where(counts.any(axis=1), counts.argmax(axis=1), -1)
+
+    def _validation_scoring(self):
+        return [
+            ("valid_acc", EpochScoring(
+                _valid_majority_vote_accuracy, name="valid_acc", lower_is_better=False
+            )),
+        ]
+
+    # -- prediction and scores --------------------------------------------------------
+
+    def predict_proba(self, X):
+        """Class probabilities of the backbone (the noise model is only for training).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or a torch Dataset
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in the order of ``classes_``.
+        """
+        return super().predict_proba(self._validate_X_or_dataset(X))
+
+    def predict(self, X):
+        """Most probable class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_``.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[proba.argmax(axis=-1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Tie-aware accuracy of the predictions against the majority vote of ``y``.
+
+        Tasks without votes are skipped; no gold labels are needed, so this
+        works for model selection on held-out votes (see
+        :func:`skcrowd.metrics.mv_accuracy_score`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features)
+            Features.
+        y : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes on those tasks.
+        sample_weight : None
+            Not supported; must be None.
+
+        Returns
+        -------
+        float
+        """
+        if sample_weight is not None:
+            raise ValueError(f"{type(self).__name__}.score does not support sample_weight.")
+        proba = self.predict_proba(X)
+        targets = self._encode_votes(y, reset=False)[1]
+        self._check_lengths(proba, targets)
+        return mv_accuracy_score(self._item_votes(targets), proba.argmax(axis=-1).reshape(-1),
+                                 classes=np.arange(len(self.classes_)))
+
+    def annotation_log_likelihood(self, X, votes):
+        """Mean log-probability of the observed ``votes`` under the model's noise model.
+
+        Each observed vote ``y_ri`` scores ``log p(y_ri | x_i)``, where the
+        model predicts annotator ``r``'s vote through its own annotator-noise
+        model (crowd layer, noise adaptation layers, or confusion matrices);
+        the mean is over observed votes. Higher is better; usable for model
+        selection through :func:`skcrowd.metrics.annotation_log_likelihood_scorer`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tasks, n_features)
+            Features.
+        votes : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes by the fitted workers, labels in ``classes_``.
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        targets = self._encode_votes(votes, reset=False, name="votes")[1]
+        self._check_lengths(X, targets)
+        dataset = self.get_dataset(X, targets)
+        total, count = 0.0, 0
+        self._set_training(False)
+        with torch.no_grad():
+            for Xi, yi in self.get_iterator(dataset, training=False):
+                vote_logits, labels = self._vote_logits(self.infer(Xi), yi, Xi)
+                log_proba = torch.log_softmax(vote_logits.double(), dim=-1)
+                total += log_proba.gather(1, labels.unsqueeze(1)).sum().item()
+                count += len(labels)
+        return total / count
