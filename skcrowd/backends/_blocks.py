@@ -1,15 +1,22 @@
-"""Vote blocks: the unit of work shared by the out-of-core and the Dask backends.
+"""Vote blocks and the map-reduce step shared by every votes source.
 
 A :class:`VoteBlock` holds the votes of a set of whole tasks (a task's votes never straddle two
 blocks), with the workers renumbered *locally*: the block's per-worker statistics are indexed by
 the workers present in it, so a block costs ``O(votes + workers present)`` memory however large
-the crowd. Local numbers follow the crowd-wide activity rank, so the busiest workers' tables sit
-side by side in memory (better cache use in the kernel's random accesses).
+the crowd. Local numbers follow the crowd-wide activity rank, so the busiest workers' table rows
+sit side by side in the block's copy of the tables.
+
+An EM iteration over any source (:class:`MemoryVotes`, :class:`~._outofcore.OutOfCoreVotes`,
+:class:`~._dask.DaskVotes`) is one :meth:`map_reduce`: every block receives the rows of the
+per-worker parameter tables of its workers, runs the estimator's kernel and returns statistics;
+per-worker statistics are added into crowd-wide arrays at the block's workers, the others summed.
+Per-task state (GLAD's task difficulties) stays with its block between iterations.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -25,15 +32,23 @@ class VoteBlock:
     votes : Votes
         Task-sorted triplets: ``votes.task`` in ``range(n_tasks of the block)``, ``votes.worker``
         the *local* worker number, ``votes.label`` the class index.
-    workers : ndarray of shape (votes.n_workers,), dtype int64
-        Crowd-wide index of each local worker, busiest worker (crowd-wide) first.
-    tasks : array-like of shape (votes.n_tasks,)
-        Original id of each task of the block, in block order.
+    workers : ndarray of shape (votes.n_workers,), dtype int64, or None
+        Crowd-wide index of each local worker, busiest worker (crowd-wide) first; None when the
+        local numbers are the crowd-wide ones (a source of one in-memory block).
+    tasks : array-like of shape (votes.n_tasks,) or None
+        Original id of each task of the block, in block order (None: positions).
     """
 
     votes: Votes
-    workers: np.ndarray
-    tasks: object
+    workers: np.ndarray | None = None
+    tasks: object = None
+
+    @cached_property
+    def layout(self):
+        """The kernels' :class:`~skcrowd.aggregation._kernels.BlockLayout` of the votes."""
+        from ..aggregation._kernels import BlockLayout
+
+        return BlockLayout(self.votes)
 
     @classmethod
     def from_encoded(cls, task_start, worker, label, tasks, activity_rank, classes):
@@ -67,8 +82,9 @@ class VoteBlock:
         if len(dup) == 0:
             return None
         k = order[dup[0]]
-        task = self.tasks[int(v.task[k])]
-        return getattr(task, "as_py", lambda: task)(), int(self.workers[v.worker[k]])
+        task = self.tasks[int(v.task[k])] if self.tasks is not None else int(v.task[k])
+        worker = int(v.worker[k]) if self.workers is None else int(self.workers[v.worker[k]])
+        return getattr(task, "as_py", lambda: task)(), worker
 
 
 def repeated_vote_error(name, task, worker):
@@ -77,3 +93,82 @@ def repeated_vote_error(name, task, worker):
         f"{name}: worker {_fmt(worker)} voted more than once on task {_fmt(task)}; keep one "
         "vote per (task, worker)."
     )
+
+
+def run_block(fn, block, tables, args, state):
+    """``fn(block, local_tables, *args, state)``, ``local_tables`` the rows of the block's workers."""
+    local = tables if block.workers is None else tuple(t[block.workers] for t in tables)
+    return fn(block, local, *args, state)
+
+
+class StatisticsSum:
+    """Running sum of block statistics ``(per-worker tuple, other tuple)``.
+
+    Per-worker statistics (first axis: the block's workers) are added into crowd-wide arrays of
+    ``n_workers`` rows at the block's workers; the others (arrays or floats) are summed.
+    """
+
+    def __init__(self, n_workers):
+        self.n_workers = n_workers
+        self.per_worker = None
+        self.other = None
+
+    def add(self, workers, per_worker, other):
+        if self.per_worker is None:
+            self.per_worker = tuple(np.zeros((self.n_workers, *np.shape(s)[1:])) for s in per_worker)
+            self.other = tuple(np.zeros(np.shape(s)) for s in other)
+        for total, s in zip(self.per_worker, per_worker):
+            if workers is None:
+                total += s
+            else:
+                total[workers] += s
+        self.other = tuple(total + s for total, s in zip(self.other, other))
+
+    def result(self):
+        return self.per_worker, tuple(o if np.ndim(o) else float(o) for o in self.other)
+
+
+class MemoryVotes:
+    """Votes held in memory: a source of one block, with crowd-wide worker numbers.
+
+    Parameters
+    ----------
+    votes : Votes
+        Validated votes (see :func:`skcrowd.check_votes`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.backends import MemoryVotes
+    >>> source = MemoryVotes(check_votes(np.array([[0, 1], [1, -1]])))
+    >>> per_worker, other = source.map_reduce(
+    ...     lambda block, tables, state: ((np.bincount(block.votes.worker),),
+    ...                                   (block.votes.n_votes,), None))
+    >>> per_worker[0], other
+    (array([2, 1]), (3,))
+    """
+
+    def __init__(self, votes):
+        self.block = VoteBlock(votes)
+        self.classes = votes.classes
+        self.n_tasks, self.n_workers, self.n_votes = votes.n_tasks, votes.n_workers, votes.n_votes
+        self.n_blocks = 1
+        self._state = None
+
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+        """Sum of ``fn(block, local_tables, *args, state)`` over the blocks (here one).
+
+        ``fn`` returns ``(per_worker_stats, other_stats, state)``; with ``stateful=True`` the
+        block's state from the previous call is passed in (None at first) and the new one kept.
+        Returns ``(per_worker_totals, other_totals)``.
+        """
+        per_worker, other, state = run_block(fn, self.block, tables, args,
+                                             self._state if stateful else None)
+        if stateful:
+            self._state = state
+        return tuple(per_worker), tuple(other)
+
+    def map_tasks(self, fn, tables=(), args=(), *, stateful=False):
+        """``fn(block, local_tables, *args, state)`` of every block, a per-task array, in order."""
+        return run_block(fn, self.block, tables, args, self._state if stateful else None)

@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from ..votes import _fmt
-from ._blocks import VoteBlock, repeated_vote_error
+from ._blocks import StatisticsSum, VoteBlock, repeated_vote_error, run_block
 
 __all__ = ["DaskVotes", "get_client"]
 
@@ -170,7 +170,7 @@ class DaskVotes:
 
     Examples
     --------
-    >>> import pandas as pd, dask.dataframe as dd
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd
     >>> from distributed import Client, LocalCluster
     >>> from skcrowd.backends import DaskVotes
     >>> frame = dd.from_pandas(pd.DataFrame({"task": [7, 3, 3], "worker": ["b", "a", "b"],
@@ -179,9 +179,12 @@ class DaskVotes:
     ...         Client(cluster) as client:
     ...     votes = DaskVotes(frame)
     ...     print(votes.n_tasks, votes.worker_ids.tolist(), votes.classes.tolist())
-    ...     print(sum(votes.map_blocks(lambda block: block.votes.n_votes)))
+    ...     per_worker, other = votes.map_reduce(
+    ...         lambda block, tables, state: ((np.bincount(block.votes.worker),),
+    ...                                       (block.votes.n_votes,), None))
+    ...     print(per_worker[0], other)
     2 ['a', 'b'] ['cat', 'dog']
-    3
+    [1. 2.] (3.0,)
     """
 
     def __init__(self, frame, *, classes=None, n_classes=None, worker_ids=None, client=None,
@@ -279,7 +282,8 @@ class DaskVotes:
         if npartitions is None:
             npartitions = max(frame.npartitions, sum(client.nthreads().values()))
         shuffled = encoded.shuffle("task", npartitions=int(npartitions))
-        rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True)
+        rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True,
+                                        hash=False)
         make_block = dask.delayed(_make_block, pure=True)
         self.blocks = client.compute([make_block(part, rank, classes_)
                                       for part in shuffled.to_delayed()])
@@ -289,17 +293,74 @@ class DaskVotes:
                 raise repeated_vote_error(name, repeated[0], self.worker_ids[repeated[1]])
         self.n_blocks = len(self.blocks)
         self.n_tasks = sum(n for n, _ in summary)
+        self._states = [None] * self.n_blocks
 
-    def map_blocks(self, fn, *args, gather=True):
-        """``[fn(block, *args) for block in blocks]``, each call on the worker holding its block.
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+        """Sum of ``fn(block, local_tables, *args, state)`` over the blocks, run on the cluster.
 
-        ``args`` are scattered once (broadcast to every Dask worker); a future among them is
-        passed as is, so per-block state can stay on the cluster. With ``gather=False`` the
-        futures are returned instead of the results.
+        The per-worker ``tables`` are scattered once (broadcast to every Dask worker); each block
+        takes the rows of its workers. ``fn`` returns ``(per_worker_stats, other_stats,
+        state)``: the per-worker statistics come back indexed by the block's workers and are
+        added into crowd-wide arrays, the others summed, in block order (so the result does not
+        depend on which block finishes first). With ``stateful=True`` the block's state from the
+        previous call (None at first) is passed in and the new one stays on the cluster.
+        Returns ``(per_worker_totals, other_totals)``.
         """
         client = self.client
-        distributed = _distributed()
-        args = [a if isinstance(a, distributed.Future) else client.scatter(a, broadcast=True)
-                for a in args]
-        futures = [client.submit(fn, b, *args, pure=False) for b in self.blocks]
-        return client.gather(futures) if gather else futures
+        tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
+        states = self._states if stateful else [None] * self.n_blocks
+        results = [client.submit(_run_block, fn, b, args, s, *tables, pure=False)
+                   for b, s in zip(self.blocks, states)]
+        statistics = [client.submit(_without_state, r, pure=False) for r in results]
+        if stateful:
+            self._states = [client.submit(_state_of, r, pure=False) for r in results]
+        del results
+        total = StatisticsSum(self.n_workers)
+        for future in statistics:
+            total.add(*future.result())
+            future.release()
+        return total.result()
+
+    def map_tasks(self, fn, tables=(), args=(), *, stateful=False, columns=None):
+        """Per-task outputs of every block as a dask collection indexed by task id.
+
+        ``fn(block, local_tables, *args, state)`` returns an array with one row per task of the
+        block: a 1-D result gives a dask Series, a 2-D one a dask DataFrame with ``columns``.
+        The blocks stay on the cluster; nothing is gathered here.
+        """
+        import dask.dataframe as dd
+        import pandas as pd
+
+        client = self.client
+        tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
+        states = self._states if stateful else [None] * self.n_blocks
+        parts = [client.submit(_run_block_frame, fn, b, args, s, columns, *tables, pure=False)
+                 for b, s in zip(self.blocks, states)]
+        meta = client.submit(_empty_like, parts[0]).result()
+        return dd.from_delayed(parts, meta=meta, verify_meta=False)
+
+
+def _run_block(fn, block, args, state, *tables):
+    return block.workers, *run_block(fn, block, tables, args, state)
+
+
+def _without_state(result):
+    return result[:3]
+
+
+def _state_of(result):
+    return result[3]
+
+
+def _run_block_frame(fn, block, args, state, columns, *tables):
+    import pandas as pd
+
+    out = run_block(fn, block, tables, args, state)
+    index = pd.Index(block.tasks, name="task")
+    if np.ndim(out) == 1:
+        return pd.Series(out, index=index)
+    return pd.DataFrame(out, index=index, columns=columns)
+
+
+def _empty_like(frame):
+    return frame.iloc[:0]

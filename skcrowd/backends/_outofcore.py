@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import numbers
+import pickle
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..votes import Votes, _fmt
-from ._blocks import VoteBlock, repeated_vote_error
+from ._blocks import StatisticsSum, VoteBlock, repeated_vote_error, run_block
 
 __all__ = ["OutOfCoreVotes"]
 
@@ -393,11 +394,13 @@ class OutOfCoreVotes:
             raise repeated_vote_error(self._name, repeated[0], self.worker_ids[repeated[1]])
         v = block.votes
         label_dtype = np.int8 if len(self.classes) <= 127 else np.int32
+        # the layout's votes-by-worker order (an argsort) is computed once, here, and stored
+        worker_indptr, position, task_by_worker, label_by_worker = block.layout.worker_order
         with open(self._dir / f"block-{i:06d}.npy", "wb") as f:
-            np.save(f, np.bincount(v.task, minlength=v.n_tasks).astype(np.int32))
-            np.save(f, v.worker.astype(np.int32))
-            np.save(f, v.label.astype(label_dtype))
-            np.save(f, block.workers)
+            for arr in (np.bincount(v.task, minlength=v.n_tasks).astype(np.int32),
+                        v.worker.astype(np.int32), v.label.astype(label_dtype), block.workers,
+                        worker_indptr, position, task_by_worker, label_by_worker):
+                np.save(f, arr)
         with pa.OSFile(str(self._dir / f"tasks-{i:06d}.arrow"), "wb") as sink:
             with pa.ipc.new_file(sink, pa.schema([("task", tasks.type)])) as writer:
                 writer.write_batch(pa.record_batch([tasks], names=["task"]))
@@ -405,10 +408,9 @@ class OutOfCoreVotes:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _load(self, i, with_tasks=False):
+    def _load(self, i, with_tasks=False, with_state=False):
         with open(self._dir / f"block-{i:06d}.npy", "rb") as f:
-            task_len = np.load(f)
-            worker, label, workers = np.load(f), np.load(f), np.load(f)
+            task_len, worker, label, workers, *worker_order = (np.load(f) for _ in range(8))
         tasks = None
         if with_tasks:
             pa, pc, ds = _pa()
@@ -422,7 +424,32 @@ class OutOfCoreVotes:
             n_workers=len(workers),
             classes=self.classes,
         )
-        return VoteBlock(votes=votes, workers=workers, tasks=tasks)
+        block = VoteBlock(votes=votes, workers=workers, tasks=tasks)
+        block.layout.__dict__["worker_order"] = tuple(worker_order)  # cached at encode time
+        state = None
+        if with_state and (self._dir / f"state-{i:06d}.pkl").exists():
+            with open(self._dir / f"state-{i:06d}.pkl", "rb") as f:
+                state = pickle.load(f)
+        return block, state
+
+    def _save_state(self, i, state):
+        with open(self._dir / f"state-{i:06d}.pkl", "wb") as f:
+            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _iter_loaded(self, with_tasks=False, with_state=False):
+        """``(index, block, state)`` in order, the next block loading in a thread."""
+        if self._dir is None:
+            raise ValueError("these out-of-core votes are closed (their cache was deleted).")
+        if self.n_blocks == 0:
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            nxt = pool.submit(self._load, 0, with_tasks, with_state)
+            for i in range(self.n_blocks):
+                block, state = nxt.result()
+                if i + 1 < self.n_blocks:
+                    nxt = pool.submit(self._load, i + 1, with_tasks, with_state)
+                yield i, block, state
+                del block, state
 
     def blocks(self, *, with_tasks=False):
         """Iterate over the blocks in order, the next one loading in a thread.
@@ -430,18 +457,40 @@ class OutOfCoreVotes:
         ``with_tasks=True`` also reads the original task ids (``block.tasks``), needed only for
         per-task outputs.
         """
-        if self._dir is None:
-            raise ValueError("these out-of-core votes are closed (their cache was deleted).")
-        if self.n_blocks == 0:
-            return
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            nxt = pool.submit(self._load, 0, with_tasks)
-            for i in range(self.n_blocks):
-                block = nxt.result()
-                if i + 1 < self.n_blocks:
-                    nxt = pool.submit(self._load, i + 1, with_tasks)
-                yield block
-                del block
+        for _, block, _ in self._iter_loaded(with_tasks):
+            yield block
+
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+        """Sum of ``fn(block, local_tables, *args, state)`` over the blocks, streamed from disk.
+
+        ``local_tables`` are the rows of ``tables`` (per-worker arrays) at the block's workers.
+        ``fn`` returns ``(per_worker_stats, other_stats, state)``: per-worker statistics (first
+        axis: the block's workers) are added into crowd-wide arrays, the others summed. With
+        ``stateful=True`` the block's state from the previous call (None at first) is passed in
+        and the new one written next to the block. Returns ``(per_worker_totals,
+        other_totals)``.
+        """
+        total = StatisticsSum(self.n_workers)
+        for i, block, state in self._iter_loaded(with_state=stateful):
+            per_worker, other, state = run_block(fn, block, tables, args, state)
+            total.add(block.workers, per_worker, other)
+            if stateful:
+                self._save_state(i, state)
+        return total.result()
+
+    def map_tasks(self, fn, tables=(), args=(), *, stateful=False):
+        """``fn(block, local_tables, *args, state)`` of every block (per-task arrays), concatenated.
+
+        Rows follow the blocks' task order: increasing task id.
+        """
+        parts = [run_block(fn, block, tables, args, state)
+                 for _, block, state in self._iter_loaded(True, stateful)]
+        return np.concatenate(parts) if parts else parts
+
+    def task_ids(self):
+        """Original id of every task, in the order of :meth:`map_tasks` rows."""
+        parts = [block.tasks for block in self.blocks(with_tasks=True)]
+        return np.concatenate(parts)
 
     def __iter__(self):
         return self.blocks(with_tasks=True)

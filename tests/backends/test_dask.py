@@ -61,11 +61,55 @@ def test_user_client_is_used_and_blocks_hold_whole_tasks(client):
         assert np.all(np.diff(votes.votes_per_worker[block.workers]) <= 0)
 
 
-def test_map_blocks_runs_where_the_blocks_live(client):
-    votes = DaskVotes(dd.from_pandas(long_votes(), npartitions=2), npartitions=4)
+def votes_per_worker_and_class(block, tables, n_classes, state):
+    """Statistics of a block: votes of each (local) worker, votes per class, block count."""
+    v = block.votes
+    per_worker = np.bincount(v.worker, minlength=v.n_workers)
+    return (per_worker,), (np.bincount(v.label, minlength=n_classes), 1), state
+
+
+def test_map_reduce_adds_worker_statistics_at_the_blocks_workers(client):
+    frame = long_votes()
+    votes = DaskVotes(dd.from_pandas(frame, npartitions=2), npartitions=4)
     assert votes.n_blocks == 4
-    counts = votes.map_blocks(lambda b, k: np.bincount(b.votes.label, minlength=k), 3)
-    np.testing.assert_array_equal(sum(counts), long_votes().label.value_counts().sort_index())
+    (per_worker,), (per_class, n_blocks) = votes.map_reduce(votes_per_worker_and_class, args=(3,))
+    np.testing.assert_array_equal(per_worker, votes.votes_per_worker)
+    np.testing.assert_array_equal(per_class, frame.label.value_counts().sort_index())
+    assert n_blocks == 4.0
+
+
+def count_calls(block, tables, state):
+    """Stateful block function: the state counts the calls; the table rows are the workers'."""
+    (rows,) = tables
+    np.testing.assert_array_equal(rows, block.workers * 10.0)
+    state = 1 if state is None else state + 1
+    return (np.zeros(block.votes.n_workers),), (state,), state
+
+
+def test_state_stays_with_its_block_and_tables_arrive_as_local_rows(client):
+    votes = DaskVotes(dd.from_pandas(long_votes(), npartitions=3))
+    table = np.arange(votes.n_workers) * 10.0
+    for call in (1, 2, 3):
+        _, (total,) = votes.map_reduce(count_calls, (table,), stateful=True)
+        assert total == 3 * call
+    _, (total,) = votes.map_reduce(count_calls, (table,))  # stateless: fresh state
+    assert total == 3
+
+
+def label_of_each_task(block, tables, state):
+    v = block.votes
+    first = np.searchsorted(v.task, np.arange(v.n_tasks))
+    return np.stack([v.label[first], np.bincount(v.task, minlength=v.n_tasks)], axis=1)
+
+
+def test_map_tasks_gives_a_lazy_frame_indexed_by_task(client):
+    frame = long_votes()
+    votes = DaskVotes(dd.from_pandas(frame, npartitions=2))
+    out = votes.map_tasks(label_of_each_task, columns=["first", "n"])
+    assert isinstance(out, dd.DataFrame)
+    result = out.compute().sort_index()
+    np.testing.assert_array_equal(result.index, np.arange(200))
+    np.testing.assert_array_equal(result["n"], frame.groupby("task").size().sort_index())
 
 
 def test_string_ids_labels_and_known_classes(client):
