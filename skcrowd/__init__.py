@@ -31,6 +31,9 @@ _LAZY = {
     "make_confusion_matrix": "datasets",
     "make_crowd_classification": "datasets",
     "load_crowd_dataset": "datasets",
+    "fetch_labelme": "datasets",
+    "fetch_music": "datasets",
+    "fetch_cifar10h": "datasets",
     # self-training
     "SelfCrowdClassifier": "selftraining",
     # deep learning from crowds (torch is imported on first access)
