@@ -108,7 +108,7 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y):
         """Prune ambiguous tasks, then fit the estimator on the kept ones.
 
         Parameters
@@ -117,8 +117,6 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Features of the tasks.
         y : array-like or sparse matrix of shape (n_tasks, n_workers)
             The votes matrix (-1 for missing), or one label per task.
-        **fit_params : dict
-            Passed to ``estimator.fit``.
 
         Returns
         -------
@@ -129,7 +127,7 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         pruner = WAUMPruner() if self.pruner is None else clone(self.pruner)
         X_kept, y_kept = pruner.fit_resample(X, y)
         self.pruner_ = pruner
-        self.estimator_ = clone(self.estimator).fit(X_kept, y_kept, **fit_params)
+        self.estimator_ = clone(self.estimator).fit(X_kept, y_kept)
         return self
 
     @property
