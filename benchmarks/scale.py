@@ -28,6 +28,7 @@ import resource
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +112,197 @@ def generate(n_votes: int, *, seed: int = 0, force: bool = False) -> Path:
     del truth
     tmp.rename(path)
     return path
+
+
+# ---------------------------------------------------------------------------
+# one measurement, in this process (run it in a child: `run` does)
+# ---------------------------------------------------------------------------
+
+METHODS = {"mv": "MajorityVote", "ds": "DawidSkene", "wds": "WeightedDawidSkene", "glad": "GLAD"}
+
+
+def _peak_rss_mb(client=None):
+    """Peak resident memory of this process (and of the Dask worker processes) in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if client is None or client.cluster is None or not client.cluster.processes:
+        return own
+    workers = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return own + sum(workers.values())
+
+
+def _memory_votes(path):
+    """The parquet votes as a scipy.sparse matrix (tasks x workers), what an in-memory user has."""
+    import pyarrow.parquet as pq
+    import scipy.sparse as sp
+
+    table = pq.read_table(path)
+    task = table["task"].to_numpy()
+    worker = table["worker"].to_numpy()
+    label = table["label"].to_numpy()
+    del table
+    shape = (int(task[-1]) + 1, int(worker.max()) + 1)
+    return sp.csr_array((label, (task, worker)), shape=shape)
+
+
+def measure(n_votes, path, method="ds", iters=(1, 4), cluster="threads"):
+    """Fit ``method`` on ``n_votes`` votes through ``path``; return a dict of figures."""
+    import skcrowd
+
+    data = votes_path(n_votes)
+    estimator_class = getattr(skcrowd, METHODS[method])
+    client = None
+    t0 = time.perf_counter()
+    if path == "memory":
+        source = _memory_votes(data)
+    elif path == "outofcore":
+        from skcrowd.backends import OutOfCoreVotes
+
+        source = OutOfCoreVotes(data)
+    elif path == "dask":
+        import dask.dataframe as dd
+        import distributed
+
+        local = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=cluster == "processes",
+            dashboard_address=":0") if cluster != "embedded" else None
+        client = distributed.Client(local) if local is not None else None
+        from skcrowd.backends import DaskVotes
+
+        source = DaskVotes(dd.read_parquet(data))
+        client = source.client
+    else:
+        raise ValueError(f"unknown path {path!r}")
+    setup = time.perf_counter() - t0
+
+    def fit(max_iter):
+        kwargs = {} if method == "mv" else {"max_iter": max_iter, "tol": 0.0}
+        est = estimator_class(**kwargs)
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            labels = est.fit_predict(source)
+        if hasattr(labels, "compute"):  # Dask: a lazy series indexed by task
+            labels = labels.compute().sort_index().to_numpy()
+        return est, np.asarray(labels), time.perf_counter() - t
+
+    if method == "mv":
+        est, labels, t_fit = fit(None)
+        per_iter, first = float("nan"), t_fit
+    else:
+        _, _, t1 = fit(iters[0])
+        est, labels, t2 = fit(iters[1])
+        per_iter = (t2 - t1) / (iters[1] - iters[0])
+        first = t1 - iters[0] * per_iter
+    truth = np.load(truth_path(n_votes))
+    result = {
+        "n_votes": n_votes, "path": path, "method": method, "cluster": cluster,
+        "setup_s": setup + first, "s_per_iter": per_iter,
+        "accuracy": float(np.mean(labels == truth)),
+        "peak_mb": _peak_rss_mb(client),
+    }
+    out = DATA_DIR / f"result-{method}-{n_votes:.0e}-{path}.npz"
+    fitted = {"labels": labels.astype(np.int8)}
+    if hasattr(est, "class_priors_"):
+        fitted["class_priors"] = est.class_priors_
+    table = getattr(est, "confusion_matrices_", getattr(est, "abilities_", None))
+    if table is not None:  # a fixed sample of workers' tables, for the equality check
+        rows = np.random.default_rng(0).choice(len(table), size=min(2000, len(table)),
+                                               replace=False)
+        fitted["worker_tables"] = table[np.sort(rows)]
+    np.savez(out, **fitted)
+    if hasattr(source, "close"):
+        source.close()
+    if client is not None:
+        client.close()
+    return result
+
+
+def _child(args):
+    """Run one measurement in a fresh process; its peak memory is its own."""
+    cmd = [sys.executable, __file__, "run", "--votes", f"{args[0]:g}", "--path", args[1],
+           "--method", args[2], "--iters", str(args[3][0]), str(args[3][1]),
+           "--cluster", args[4]]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        return {"n_votes": args[0], "path": args[1], "method": args[2], "cluster": args[4],
+                "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(lines[-1])
+
+
+def _max_diff(n_votes, method, a, b):
+    fa = np.load(DATA_DIR / f"result-{method}-{n_votes:.0e}-{a}.npz")
+    fb = np.load(DATA_DIR / f"result-{method}-{n_votes:.0e}-{b}.npz")
+    diff = max((float(np.abs(fa[k] - fb[k]).max()) for k in fa.files if k != "labels"),
+               default=0.0)
+    return diff, float(np.mean(fa["labels"] == fb["labels"]))
+
+
+def table(sizes, paths, method, iters, cluster):
+    print(f"# {METHODS[method]}, K={N_CLASSES}, {VOTES_PER_TASK} votes per task, "
+          f"n_votes/100 workers (max 1e6); timings on a shared 2-core machine")
+    print(f"# seconds per EM iteration = (fit with max_iter={iters[1]} - fit with "
+          f"max_iter={iters[0]}) / {iters[1] - iters[0]}; peak = max RSS of the child "
+          f"process{' + Dask worker processes' if cluster == 'processes' else ''}")
+    print("| votes | workers | path | s / iteration | set-up s | peak MB | accuracy | "
+          "vs memory: max abs diff, label agreement |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows = []
+    for n in sizes:
+        generate(n)
+        by_path = {}
+        for p in paths:
+            r = _child((n, p, method, iters, cluster))
+            rows.append(r)
+            by_path[p] = r
+            if "error" in r:
+                print(f"| {n:.0e} | {n_workers_for(n)} | {p} | error: {r['error']} |||||")
+                continue
+            eq = ""
+            if p != "memory" and "memory" in by_path and "error" not in by_path["memory"]:
+                d, agree = _max_diff(n, method, "memory", p)
+                eq = f"{d:.1e}, {agree:.6f}"
+            print(f"| {n:.0e} | {n_workers_for(n)} | {p} | {r['s_per_iter']:.3f} | "
+                  f"{r['setup_s']:.1f} | {r['peak_mb']:.0f} | {r['accuracy']:.4f} | {eq} |",
+                  flush=True)
+        if "memory" in by_path and "dask" in by_path and "error" not in by_path["dask"] \
+                and "error" not in by_path["memory"] and method != "mv":
+            ratio = by_path["dask"]["s_per_iter"] / by_path["memory"]["s_per_iter"]
+            print(f"|  |  | dask / memory | {ratio:.2f}x |||||", flush=True)
+    return rows
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="write the synthetic votes under " + str(DATA_DIR))
+    g.add_argument("--votes", type=float, nargs="+", required=True)
+    g.add_argument("--force", action="store_true")
+    for name in ("run", "table"):
+        p = sub.add_parser(name)
+        p.add_argument("--votes", type=float, nargs="+", required=True)
+        p.add_argument("--method", choices=sorted(METHODS), default="ds")
+        p.add_argument("--iters", type=int, nargs=2, default=(1, 4))
+        p.add_argument("--cluster", choices=("threads", "processes", "embedded"),
+                       default="processes",
+                       help="Dask LocalCluster of 2 workers: threads of this process, 2 worker "
+                            "processes, or skcrowd's embedded default")
+        if name == "run":
+            p.add_argument("--path", choices=("memory", "outofcore", "dask"), required=True)
+        else:
+            p.add_argument("--paths", nargs="+", default=("memory", "outofcore", "dask"))
+    args = parser.parse_args(argv)
+    sizes = [int(v) for v in args.votes]
+    if args.command == "generate":
+        for n in sizes:
+            print(generate(n, force=args.force))
+    elif args.command == "run":
+        print(json.dumps(measure(sizes[0], args.path, args.method, tuple(args.iters),
+                                 args.cluster)))
+    else:
+        table(sizes, args.paths, args.method, tuple(args.iters), args.cluster)
+
+
+if __name__ == "__main__":
+    main()

@@ -135,6 +135,9 @@ class MemoryVotes:
     ----------
     votes : Votes
         Validated votes (see :func:`skcrowd.check_votes`).
+    worker_ids, task_ids : ndarray, default=None
+        Original ids of the workers and tasks of long-format votes (None: column and row
+        numbers of a votes matrix).
 
     Examples
     --------
@@ -149,12 +152,41 @@ class MemoryVotes:
     (array([2, 1]), (3,))
     """
 
-    def __init__(self, votes):
-        self.block = VoteBlock(votes)
+    def __init__(self, votes, *, worker_ids=None, task_ids=None):
+        self.block = VoteBlock(votes, tasks=task_ids)
         self.classes = votes.classes
+        self.worker_ids, self._task_ids = worker_ids, task_ids
         self.n_tasks, self.n_workers, self.n_votes = votes.n_tasks, votes.n_workers, votes.n_votes
         self.n_blocks = 1
         self._state = None
+
+    @classmethod
+    def from_blocks(cls, source):
+        """All the votes of an out-of-core or Dask ``source`` in memory, as one block."""
+        task, worker, label, ids = [], [], [], []
+        offset = 0
+        for block in source.blocks(with_tasks=True):
+            v = block.votes
+            task.append(v.task + offset)
+            worker.append(block.workers[v.worker])
+            label.append(v.label)
+            ids.append(np.asarray(block.tasks))
+            offset += v.n_tasks
+        votes = Votes(task=np.concatenate(task), worker=np.concatenate(worker),
+                      label=np.concatenate(label), n_tasks=offset, n_workers=source.n_workers,
+                      classes=source.classes)
+        return cls(votes, worker_ids=source.worker_ids, task_ids=np.concatenate(ids))
+
+    def task_ids(self):
+        """Original id of every task (None for a votes matrix: rows are tasks)."""
+        return self._task_ids
+
+    def blocks(self, *, with_tasks=True):
+        """The one block."""
+        yield self.block
+
+    def close(self):
+        """Nothing to release."""
 
     def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
         """Sum of ``fn(block, local_tables, *args, state)`` over the blocks (here one).

@@ -72,7 +72,7 @@ def get_client(client=None):
     --------
     >>> from distributed import Client, LocalCluster
     >>> from skcrowd.backends import get_client
-    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster, \\
     ...         Client(cluster) as client:
     ...     get_client() is client
     True
@@ -87,7 +87,7 @@ def get_client(client=None):
     with _embedded_lock:
         c = _embedded.get("client")
         if c is None or c.status in ("closing", "closed"):
-            cluster = distributed.LocalCluster(dashboard_address=None, **EMBEDDED_CLUSTER)
+            cluster = distributed.LocalCluster(dashboard_address=":0", **EMBEDDED_CLUSTER)
             _embedded["cluster"] = cluster
             _embedded["client"] = c = distributed.Client(cluster, set_as_default=False)
             atexit.register(close_embedded_cluster)
@@ -165,7 +165,7 @@ class DaskVotes:
     votes_per_worker : ndarray of shape (n_workers,)
     n_votes, n_tasks, n_workers, n_blocks : int
     client : distributed.Client
-    blocks : list of distributed.Future
+    block_futures : list of distributed.Future
         One :class:`~._blocks.VoteBlock` per partition, in the cluster's memory.
 
     Examples
@@ -175,7 +175,7 @@ class DaskVotes:
     >>> from skcrowd.backends import DaskVotes
     >>> frame = dd.from_pandas(pd.DataFrame({"task": [7, 3, 3], "worker": ["b", "a", "b"],
     ...                                      "label": ["cat", "dog", "cat"]}), npartitions=2)
-    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \\
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster, \\
     ...         Client(cluster) as client:
     ...     votes = DaskVotes(frame)
     ...     print(votes.n_tasks, votes.worker_ids.tolist(), votes.classes.tolist())
@@ -285,15 +285,32 @@ class DaskVotes:
         rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True,
                                         hash=False)
         make_block = dask.delayed(_make_block, pure=True)
-        self.blocks = client.compute([make_block(part, rank, classes_)
+        self.block_futures = client.compute([make_block(part, rank, classes_)
                                       for part in shuffled.to_delayed()])
-        summary = client.gather([client.submit(_block_summary, b) for b in self.blocks])
+        summary = client.gather([client.submit(_block_summary, b) for b in self.block_futures])
         for _, repeated in summary:
             if repeated is not None:
                 raise repeated_vote_error(name, repeated[0], self.worker_ids[repeated[1]])
-        self.n_blocks = len(self.blocks)
+        self.n_blocks = len(self.block_futures)
         self.n_tasks = sum(n for n, _ in summary)
         self._states = [None] * self.n_blocks
+
+    def blocks(self, *, with_tasks=True):
+        """Iterate over the blocks, fetched one by one from the cluster."""
+        for future in self.block_futures:
+            yield future.result()
+
+    def task_ids(self):
+        """Original id of every task, in block order."""
+        return np.concatenate(self.client.gather(
+            [self.client.submit(_task_ids, b) for b in self.block_futures]))
+
+    def close(self):
+        """Release the blocks and their states on the cluster."""
+        for future in [*self.block_futures, *(s for s in self._states if s is not None)]:
+            future.release()
+        self.block_futures, self._states = [], []
+        self.n_blocks = 0
 
     def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
         """Sum of ``fn(block, local_tables, *args, state)`` over the blocks, run on the cluster.
@@ -310,7 +327,7 @@ class DaskVotes:
         tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
         states = self._states if stateful else [None] * self.n_blocks
         results = [client.submit(_run_block, fn, b, args, s, *tables, pure=False)
-                   for b, s in zip(self.blocks, states)]
+                   for b, s in zip(self.block_futures, states)]
         statistics = [client.submit(_without_state, r, pure=False) for r in results]
         if stateful:
             self._states = [client.submit(_state_of, r, pure=False) for r in results]
@@ -335,13 +352,17 @@ class DaskVotes:
         tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
         states = self._states if stateful else [None] * self.n_blocks
         parts = [client.submit(_run_block_frame, fn, b, args, s, columns, *tables, pure=False)
-                 for b, s in zip(self.blocks, states)]
+                 for b, s in zip(self.block_futures, states)]
         meta = client.submit(_empty_like, parts[0]).result()
         return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
 def _run_block(fn, block, args, state, *tables):
     return block.workers, *run_block(fn, block, tables, args, state)
+
+
+def _task_ids(block):
+    return np.asarray(block.tasks)
 
 
 def _without_state(result):

@@ -411,11 +411,7 @@ class OutOfCoreVotes:
     def _load(self, i, with_tasks=False, with_state=False):
         with open(self._dir / f"block-{i:06d}.npy", "rb") as f:
             task_len, worker, label, workers, *worker_order = (np.load(f) for _ in range(8))
-        tasks = None
-        if with_tasks:
-            pa, pc, ds = _pa()
-            with pa.memory_map(str(self._dir / f"tasks-{i:06d}.arrow")) as src:
-                tasks = _numpy(pa.ipc.open_file(src).read_all().column(0).combine_chunks())
+        tasks = self._load_tasks(i) if with_tasks else None
         votes = Votes(
             task=np.repeat(np.arange(len(task_len), dtype=np.int64), task_len),
             worker=worker.astype(np.int64),
@@ -488,9 +484,13 @@ class OutOfCoreVotes:
         return np.concatenate(parts) if parts else parts
 
     def task_ids(self):
-        """Original id of every task, in the order of :meth:`map_tasks` rows."""
-        parts = [block.tasks for block in self.blocks(with_tasks=True)]
-        return np.concatenate(parts)
+        """Original id of every task, in the order of :meth:`map_tasks` rows (increasing)."""
+        return np.concatenate([self._load_tasks(i) for i in range(self.n_blocks)])
+
+    def _load_tasks(self, i):
+        pa, pc, ds = _pa()
+        with pa.memory_map(str(self._dir / f"tasks-{i:06d}.arrow")) as src:
+            return _numpy(pa.ipc.open_file(src).read_all().column(0).combine_chunks())
 
     def __iter__(self):
         return self.blocks(with_tasks=True)

@@ -15,13 +15,9 @@ from skcrowd.backends import DaskVotes, get_client  # noqa: E402
 pytestmark = pytest.mark.dask
 
 
-@pytest.fixture(scope="module")
-def client():
-    """One in-process cluster for the whole module, the user's default client while it lives."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+@pytest.fixture
+def client(dask_client):
+    return dask_client
 
 
 def long_votes(n_tasks=200, n_workers=30, n_classes=3, seed=0):
@@ -36,7 +32,7 @@ def long_votes(n_tasks=200, n_workers=30, n_classes=3, seed=0):
 
 def triples(votes):
     out = set()
-    for block in votes.client.gather(votes.blocks):
+    for block in votes.blocks():
         v = block.votes
         out |= set(zip(np.asarray(block.tasks)[v.task].tolist(),
                        votes.worker_ids[block.workers[v.worker]].tolist(),
@@ -54,10 +50,10 @@ def test_user_client_is_used_and_blocks_hold_whole_tasks(client):
     np.testing.assert_array_equal(
         votes.votes_per_worker, frame.worker.value_counts().sort_index().to_numpy())
     assert triples(votes) == set(map(tuple, frame.to_numpy().tolist()))
-    tasks = [np.asarray(b.tasks) for b in client.gather(votes.blocks)]
+    tasks = [np.asarray(b.tasks) for b in votes.blocks()]
     all_tasks = np.concatenate(tasks)
     assert len(all_tasks) == len(set(all_tasks.tolist())) == 200  # each task in one block
-    for block in client.gather(votes.blocks):
+    for block in votes.blocks():
         assert np.all(np.diff(votes.votes_per_worker[block.workers]) <= 0)
 
 
