@@ -31,7 +31,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import entr
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import check_random_state, get_tags
@@ -260,8 +259,13 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The crowd model, cloned before fitting. It must follow the protocol of
         :mod:`skcrowd.selftraining`: ``fit(X, votes)``, ``predict_proba(X)``
         and ``predict_annotator_proba(X, workers=None)``. None means
-        ``CrowdLayerClassifier(max_epochs=25)`` (needs torch and skorch). When it
-        has a ``random_state`` parameter it is set from ``random_state`` for
+        :class:`~skcrowd.neural.CrowdLayerClassifier` with the paper's setup
+        (needs torch and skorch): MLP with 128 ReLU units and dropout 0.5,
+        "MW" crowd layer, Adam with learning rate 1e-3 and L2 weight decay
+        5e-4, batch size 512, 25 epochs, no validation split. The parameters
+        the protocol fixes are overridden on the clone: ``missing_label=-1``
+        and ``classes=arange(n_classes)`` when the crowd model has them, and
+        ``random_state``, when it has one, is drawn from ``random_state`` for
         each fit, as :class:`~sklearn.ensemble.BaggingClassifier` does.
     n_iterations : int, default=5
         Self-training rounds after the initial fit (the paper runs 5 for its
@@ -433,7 +437,11 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self.estimator
         from .neural import CrowdLayerClassifier
 
-        return CrowdLayerClassifier(max_epochs=25)
+        # Shi, Li & Huang, section 3.1, after Rodrigues & Pereira (2018).
+        return CrowdLayerClassifier(
+            max_epochs=25, batch_size=512, lr=1e-3, optimizer__weight_decay=5e-4,
+            train_split=None,
+        )
 
     def _fit_crowd_model(self, model, X, votes, rng, *, refit):
         """Fit a fresh clone, or keep training ``model`` when warm-starting a refit."""
@@ -441,8 +449,12 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             model.set_params(warm_start=True)
         else:
             model = clone(self._base_estimator())
-            if "random_state" in model.get_params(deep=False):
-                model.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+            params = model.get_params(deep=False)
+            # The crowd model sees class indices with -1 for missing (the protocol).
+            overrides = {"missing_label": -1, "classes": np.arange(votes.n_classes)}
+            if "random_state" in params:
+                overrides["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
+            model.set_params(**{k: v for k, v in overrides.items() if k in params})
         dense = votes.n_tasks * votes.n_workers <= self.max_candidates_in_memory
         model.fit(X, votes.to_dense() if dense else votes.to_sparse())
         return model
@@ -508,8 +520,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 )
             if (val.classes.dtype.kind in "USO") != (votes.classes.dtype.kind in "USO"):
                 raise ValueError(
-                    f"y_val has label {val.classes[0].item()!r}, of a different type than the labels "
-                    f"of y (votes) {votes.classes.tolist()[:10]!r}."
+                    f"y_val has label {val.classes[0].item()!r}, of a different type than the "
+                    f"labels of y (votes) {votes.classes.tolist()[:10]!r}."
                 )
         self.classes_ = votes.classes
         n_classes = len(self.classes_)

