@@ -89,6 +89,23 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
     def predict_proba(self, X):
         """Soft labels of the tasks of ``X``."""
 
+    def fit_predict(self, X, y=None):
+        """Fit on the votes ``X`` and return the aggregated label of each task.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_tasks,)
+            Aggregated label of each task, in ``classes_``.
+        """
+        return self.fit(X).predict(X)
+
     def predict(self, X):
         """Aggregated label of each task.
 

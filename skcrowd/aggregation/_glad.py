@@ -33,13 +33,17 @@ class GLAD(BaseEM):
     task, large is an ambiguous one. The true classes follow the class
     priors.
 
-    Priors (MAP): ``alpha_j ~ N(1, 1)``, ``log(beta_i) ~ N(0, 1)`` and a
-    Dirichlet(2) (one pseudo-task per class) on the class priors. EM runs in
-    log space: the E-step computes the posteriors with a log-sum-exp; the
-    M-step takes one Newton step on the expected complete log-likelihood for
-    every ability (exact second derivative) and for every log-difficulty
-    (expected curvature), all at once from per-worker and per-task sums, each
-    step clipped to at most 1, and updates the class priors in closed form.
+    Priors (MAP): ``alpha_j ~ N(1, 1)`` and ``log(beta_i) ~ N(0, 1)``. The
+    class priors are fixed and uniform, as in Whitehill et al.'s model:
+    learning them let the symmetric noise model explain class-biased workers
+    by a skewed prevalence (accuracy on the bluebirds data of
+    ``zheng_d_Duck_Identification``: 0.59 with learned priors, 0.72 with fixed
+    ones; 0.897 and 0.928 on ``zheng_d_jn_product``, whose gold classes are
+    88 % / 12 %). EM runs in log space: the E-step computes the posteriors
+    with a log-sum-exp; the M-step takes one Newton step on the expected
+    complete log-likelihood for every ability (exact second derivative) and
+    every log-difficulty (expected curvature), all at once from per-worker and
+    per-task sums, each step clipped to at most 1.
     The kernels work on the observed votes only, so hundreds of votes per task
     do not overflow.
 
@@ -90,7 +94,7 @@ class GLAD(BaseEM):
         ``1 / beta_i`` of each fitted task (larger: harder); ``beta_i =
         1 / difficulties_[i]``.
     class_priors_ : ndarray of shape (n_classes,)
-        Estimated prevalence of each class.
+        The fixed, uniform class priors.
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -164,7 +168,7 @@ class GLAD(BaseEM):
     def _initial_statistics(self, layout, resp):
         gradients = glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
                                    np.zeros(layout.n_tasks))
-        return (*gradients, resp.sum(axis=0))
+        return gradients
 
     def _m_step(self, layout, resp, stats, params):
         if params is None:
@@ -172,30 +176,28 @@ class GLAD(BaseEM):
             log_betas = np.zeros(layout.n_tasks)
         else:
             abilities, log_betas, _ = params
-        grad_a, curv_a, grad_b, curv_b, class_counts = stats
+        grad_a, curv_a, grad_b, curv_b = stats
         inv_var_a = 1.0 / _ABILITY_SCALE**2
         inv_var_b = 1.0 / _LOG_BETA_SCALE**2
         step_a = (grad_a - inv_var_a * (abilities - _ABILITY_MEAN)) / (curv_a + inv_var_a)
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
-        priors = class_counts + 1.0
         return (
             abilities + np.clip(step_a, -1.0, 1.0),
             np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),
-            safe_log(priors / priors.sum()),
+            np.full(layout.n_classes, -np.log(layout.n_classes)),
         )
 
     def _e_step(self, layout, params, resp):
         st = glad_block_statistics(layout, *params, resp=resp)
         stats = (st.ability_gradient, st.ability_curvature, st.difficulty_gradient,
-                 st.difficulty_curvature, st.class_counts)
+                 st.difficulty_curvature)
         return stats, float(st.task_log_likelihood.sum())
 
     def _log_prior(self, params):
-        abilities, log_betas, log_priors = params
+        abilities, log_betas, _ = params
         return float(
             -0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2
             - 0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2
-            + log_priors.sum()
         )
 
     def _set_fitted(self, params):

@@ -17,7 +17,9 @@ Two engines compute the same numbers (to rounding, about 1e-12):
 - ``"numba"`` (when numba is installed, extra ``skcrowd[fast]``): compiled
   loops, parallel over tasks for the per-task work and over workers for the
   per-worker sums. Each thread owns the rows it writes, and every sum runs in
-  a fixed order, so results do not depend on the number of threads.
+  a fixed order, so results do not depend on the number of threads. Blocks of
+  fewer than ``PARALLEL_MIN_VOTES`` votes run on one thread: starting the
+  threads costs more than the work (ten times more on a busy machine).
 - ``"numpy"``: scipy.sparse products (Dawid-Skene) and ``np.bincount`` (GLAD).
 
 The module attribute ``ENGINE`` selects the engine for later calls (it is
@@ -30,6 +32,7 @@ log-sum-exp.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import cached_property
 from typing import NamedTuple
 
@@ -56,6 +59,7 @@ __all__ = [
 ]
 
 ENGINE = "numba" if numba is not None else "numpy"
+PARALLEL_MIN_VOTES = 100_000
 
 LOG_FLOOR = float(np.log(np.finfo(np.float64).tiny))
 
@@ -72,6 +76,20 @@ def _engine():
     if ENGINE == "numba" and numba is None:
         raise ImportError("ENGINE='numba' needs numba: pip install 'skcrowd[fast]'.")
     return ENGINE
+
+
+@contextmanager
+def _threads_for(layout):
+    """Run the numba kernels of a small block on the calling thread only."""
+    if layout.n_votes >= PARALLEL_MIN_VOTES:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def safe_log(p):
@@ -237,10 +255,11 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
     log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
     if _engine() == "numba":
-        _ds_e_step_numba(
-            layout.task_indptr, layout.worker, layout.label, log_confusions_t,
-            log_class_priors, resp, task_ll,
-        )
+        with _threads_for(layout):
+            _ds_e_step_numba(
+                layout.task_indptr, layout.worker, layout.label, log_confusions_t,
+                log_class_priors, resp, task_ll,
+            )
         return resp, task_ll
     resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
     resp += log_class_priors
@@ -289,7 +308,8 @@ def ds_worker_counts(layout, resp):
     if _engine() == "numba":
         counts = np.empty((layout.n_workers, K, K))
         indptr, _, task, label = layout.worker_order
-        _ds_worker_counts_numba(indptr, task, label, resp, counts)
+        with _threads_for(layout):
+            _ds_worker_counts_numba(indptr, task, label, resp, counts)
         return counts
     return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
 
@@ -352,8 +372,6 @@ class GLADBlockStatistics(NamedTuple):
     """(n_tasks, K): posterior probability of each true class."""
     task_log_likelihood: np.ndarray
     """(n_tasks,): ``log p(votes of task i)``."""
-    class_counts: np.ndarray
-    """(K,): expected number of tasks of each true class."""
     ability_gradient: np.ndarray
     """(n_workers,): gradient of the expected complete log-likelihood Q in each ability."""
     ability_curvature: np.ndarray
@@ -414,11 +432,12 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     if _engine() == "numba":
         indptr, position, _, _ = layout.worker_order
         per_vote = np.empty((2, layout.n_votes))
-        _glad_e_step_numba(
-            layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
-            log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
-        )
-        grad_a, curv_a = _segment_sums_numba(indptr, per_vote)
+        with _threads_for(layout):
+            _glad_e_step_numba(
+                layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
+                log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
+            )
+            grad_a, curv_a = _segment_sums_numba(indptr, per_vote)
     else:
         grad_a, curv_a = _glad_e_step_numpy(
             layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b, curv_b
@@ -426,7 +445,6 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     return GLADBlockStatistics(
         resp=resp,
         task_log_likelihood=task_ll,
-        class_counts=resp.sum(axis=0),
         ability_gradient=grad_a,
         ability_curvature=curv_a,
         difficulty_gradient=grad_b,
@@ -565,10 +583,11 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     log_betas = np.zeros(layout.n_tasks)
     task_ll = np.empty(layout.n_tasks)
     if _engine() == "numba":
-        _glad_difficulties_numba(
-            layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
-            float(prior_scale), resp, log_betas, task_ll,
-        )
+        with _threads_for(layout):
+            _glad_difficulties_numba(
+                layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
+                float(prior_scale), resp, log_betas, task_ll,
+            )
     else:
         _glad_difficulties_numpy(layout, abilities, log_class_priors, float(prior_scale), resp,
                                  log_betas, task_ll)

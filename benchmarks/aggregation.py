@@ -1,0 +1,339 @@
+"""Speed, accuracy and memory of skcrowd's EM aggregators against crowd-kit and peerannot.
+
+Synthetic crowd: K=10 classes, 5 distinct workers per task out of ``--n-workers`` (default
+1000), each worker right with a probability drawn in [0.4, 0.95] and otherwise answering one of
+the other classes uniformly. Every method runs the same number of EM iterations (``--iters``,
+default 50) with convergence checks off, in its own child process, whose peak resident memory
+(``ru_maxrss``) is reported:
+
+- ``skcrowd-ds`` / ``skcrowd-glad``: :class:`skcrowd.aggregation.DawidSkene` / ``GLAD`` with
+  ``tol=0, max_iter=iters`` on a ``scipy.sparse.coo_array`` of votes, numba kernels;
+  ``-numpy`` variants: the numpy/scipy fallback (``_kernels.ENGINE = "numpy"``). The numba
+  kernels are compiled (or loaded from numba's cache) by a warm-up fit on 200 tasks first; its
+  time is the ``warm-up s`` column. ``loop s/iter`` = (fit time with ``max_iter=iters`` - fit
+  time with ``max_iter=1``) / (iters - 1): the EM iterations without input validation and set-up.
+- ``crowdkit-ds`` / ``crowdkit-glad``: crowd-kit 1.4.2 ``DawidSkene(n_iter=iters, tol=-inf)`` /
+  ``GLAD(n_iter=iters, tol=-inf)`` on a pandas frame ``task, worker, label`` (crowd-kit stops
+  when the loss *change* is below ``tol``, a decrease included, so ``tol=0`` can stop after two
+  iterations; ``-inf`` never stops early), run with
+  ``--competitor-python`` (default ``/tmp/benchenv/bin/python``). crowd-kit GLAD only up to
+  ``--max-crowdkit-glad`` votes (default 1e5; it takes over 1200 s at 1e6).
+- ``peerannot-ds`` / ``peerannot-glad``: peerannot's ``DawidSkene(answers, n_workers,
+  n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K,
+  n_workers=W).run(epsilon=0, maxiter=iters)``, ``answers`` being the ``{task: {worker:
+  label}}`` dict they take; tqdm bars off. Its DS builds a dense tasks x workers x K tensor and
+  its GLAD a dense tasks x workers matrix, so they run only up to ``--max-peerannot`` votes
+  (default 1e5).
+
+``s/iter`` is the whole fit time (input conversion included) divided by the iterations; ``ratio``
+is crowd-kit's ``s/iter`` (same model, same size) divided by the method's.
+
+``--memory-check`` fits skcrowd's DawidSkene on 5e7 votes (``--memory-votes``) in a fresh
+process and reports its peak resident memory (target: below 8 GB).
+
+Usage::
+
+    python benchmarks/aggregation.py                                  # 1e4 1e5 1e6
+    python benchmarks/aggregation.py --votes 1e4 1e5 1e6 1e7 --iters 50
+    python benchmarks/aggregation.py --votes 1e6 --methods skcrowd-ds crowdkit-ds
+    python benchmarks/aggregation.py --memory-check
+
+Timings were taken on a shared 2-core machine (other engineers' jobs running at the same time):
+compare ratios within one table, not absolute seconds across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+N_CLASSES = 10
+VOTES_PER_TASK = 5
+SKCROWD_METHODS = ("skcrowd-ds", "skcrowd-ds-numpy", "skcrowd-glad", "skcrowd-glad-numpy")
+COMPETITOR_METHODS = ("crowdkit-ds", "crowdkit-glad", "peerannot-ds", "peerannot-glad")
+
+
+# ---------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------
+
+
+def simulate(n_votes, n_workers, seed=0):
+    """Task-sorted triplets (int32) and the true class of each task."""
+    rng = np.random.default_rng(seed)
+    n_tasks = n_votes // VOTES_PER_TASK
+    truth = rng.integers(N_CLASSES, size=n_tasks, dtype=np.int32)
+    # distinct workers per task: redraw the rows that hold a repeated worker
+    workers = rng.integers(n_workers, size=(n_tasks, VOTES_PER_TASK), dtype=np.int32)
+    while True:
+        s = np.sort(workers, axis=1)
+        bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+        if len(bad) == 0:
+            break
+        workers[bad] = rng.integers(n_workers, size=(len(bad), VOTES_PER_TASK), dtype=np.int32)
+    accuracy = rng.uniform(0.4, 0.95, size=n_workers)
+    task = np.repeat(np.arange(n_tasks, dtype=np.int32), VOTES_PER_TASK)
+    worker = workers.ravel()
+    right = rng.random(n_votes) < accuracy[worker]
+    wrong = (truth[task] + rng.integers(1, N_CLASSES, size=n_votes, dtype=np.int32)) % N_CLASSES
+    label = np.where(right, truth[task], wrong).astype(np.int32)
+    return task, worker, label, truth
+
+
+# ---------------------------------------------------------------------------
+# one measurement (child process)
+# ---------------------------------------------------------------------------
+
+
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_skcrowd(method, data, iters):
+    import warnings
+
+    import scipy.sparse as sp
+
+    sys.path.insert(0, str(REPO))
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skcrowd.aggregation import GLAD, DawidSkene, _kernels
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    _kernels.ENGINE = "numpy" if method.endswith("-numpy") else "numba"
+    model = DawidSkene if "-ds" in method else GLAD
+    task, worker, label, truth = data["task"], data["worker"], data["label"], data["truth"]
+    shape = (len(truth), int(data["n_workers"]))
+    votes = sp.coo_array((label, (task, worker)), shape=shape)
+
+    small = votes.tocsr()[:200].tocoo()
+    start = time.perf_counter()
+    model(max_iter=2, tol=0).fit(small)
+    warm_up = time.perf_counter() - start
+
+    start = time.perf_counter()
+    fitted = model(max_iter=iters, tol=0).fit(votes)
+    total = time.perf_counter() - start
+    accuracy = float(np.mean(fitted.predict(votes) == truth))
+    result = {"total_s": total, "iters": fitted.n_iter_, "accuracy": accuracy,
+              "warm_up_s": warm_up}
+    if iters > 1:
+        start = time.perf_counter()
+        model(max_iter=1, tol=0).fit(votes)
+        result["loop_s_per_iter"] = (total - (time.perf_counter() - start)) / (iters - 1)
+    return result
+
+
+def run_crowdkit(method, data, iters):
+    import warnings
+
+    import pandas as pd
+
+    warnings.simplefilter("ignore")
+    from crowdkit.aggregation import GLAD, DawidSkene
+
+    frame = pd.DataFrame({"task": data["task"], "worker": data["worker"], "label": data["label"]})
+    model = (DawidSkene if method == "crowdkit-ds" else GLAD)(n_iter=iters, tol=-np.inf)
+    start = time.perf_counter()
+    labels = model.fit_predict(frame)
+    total = time.perf_counter() - start
+    truth = data["truth"]
+    accuracy = float(np.mean(labels.reindex(np.arange(len(truth))).to_numpy() == truth))
+    history = getattr(model, "loss_history_", None)
+    return {"total_s": total, "iters": len(history) if history else iters, "accuracy": accuracy}
+
+
+def run_peerannot(method, data, iters):
+    import warnings
+
+    os.environ["TQDM_DISABLE"] = "1"
+    warnings.simplefilter("ignore")
+    import contextlib
+    import io
+
+    from peerannot.models.aggregation.dawid_skene import DawidSkene
+    from peerannot.models.aggregation.glad import GLAD
+
+    answers = {}
+    for t, w, lab in zip(data["task"].tolist(), data["worker"].tolist(), data["label"].tolist()):
+        answers.setdefault(t, {})[w] = lab
+    n_workers = int(data["n_workers"])
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        if method == "peerannot-ds":
+            model = DawidSkene(answers=answers, n_workers=n_workers, n_classes=N_CLASSES)
+            _, n_iter = model.run(epsilon=0.0, maxiter=iters)
+        else:
+            model = GLAD(answers, n_classes=N_CLASSES, n_workers=n_workers)
+            model.run(epsilon=0.0, maxiter=iters)
+            n_iter = iters
+        labels = np.argmax(model.get_probas(), axis=1)
+    total = time.perf_counter() - start
+    truth = data["truth"]
+    return {"total_s": total, "iters": n_iter, "accuracy": float(np.mean(labels == truth))}
+
+
+def child(args):
+    data = dict(np.load(args.data))
+    runner = (run_skcrowd if args.method.startswith("skcrowd")
+              else run_crowdkit if args.method.startswith("crowdkit") else run_peerannot)
+    result = runner(args.method, data, args.iters)
+    result["peak_mb"] = _peak_mb()
+    print(json.dumps(result))
+
+
+def memory_child(args):
+    """Fit DawidSkene on --memory-votes votes generated in this process; report peak memory."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    sys.path.insert(0, str(REPO))
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skcrowd.aggregation import DawidSkene
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    task, worker, label, truth = simulate(args.memory_votes, args.n_workers)
+    votes = sp.coo_array((label, (task, worker)), shape=(len(truth), args.n_workers))
+    del task, worker, label
+    after_data = _peak_mb()
+    start = time.perf_counter()
+    model = DawidSkene(max_iter=args.memory_iters, tol=0).fit(votes)
+    total = time.perf_counter() - start
+    accuracy = float(np.mean(model.predict(votes) == truth))
+    print(json.dumps({"total_s": total, "iters": model.n_iter_, "accuracy": accuracy,
+                      "peak_mb": _peak_mb(), "peak_before_fit_mb": after_data}))
+
+
+# ---------------------------------------------------------------------------
+# driver (parent process)
+# ---------------------------------------------------------------------------
+
+
+def _spawn(python, argv, timeout):
+    cmd = [python, str(Path(__file__).resolve()), *argv]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, "TQDM_DISABLE": "1"})
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout} s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:80]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _runs(method, n_votes, args):
+    if method == "crowdkit-glad" and n_votes > args.max_crowdkit_glad:
+        return False
+    if method.startswith("peerannot") and n_votes > args.max_peerannot:
+        return False
+    return True
+
+
+def _fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def print_table(rows):
+    header = (f"{'method':<20} {'n_votes':>8} {'s/iter':>9} {'loop s/iter':>11} {'total s':>9} "
+              f"{'warm-up s':>9} {'accuracy':>8} {'peak MB':>8} {'ratio':>7}")
+    print(header)
+    print("-" * len(header))
+    crowdkit = {(r["model"], r["n_votes"]): r for r in rows if r["method"].startswith("crowdkit")}
+    for r in rows:
+        if "error" in r:
+            print(f"{r['method']:<20} {r['n_votes']:>8.0e}  {r['error']}")
+            continue
+        per_iter = r["total_s"] / max(r["iters"], 1)
+        ref = crowdkit.get((r["model"], r["n_votes"]))
+        ratio = None
+        if ref is not None and "error" not in ref:
+            ratio = ref["total_s"] / max(ref["iters"], 1) / per_iter
+        print(f"{r['method']:<20} {r['n_votes']:>8.0e} {per_iter:>9.4f} "
+              f"{_fmt(r.get('loop_s_per_iter'), '>11.4f')} {r['total_s']:>9.2f} "
+              f"{_fmt(r.get('warm_up_s'), '>9.2f')} {r['accuracy']:>8.4f} {r['peak_mb']:>8.0f} "
+              f"{_fmt(ratio, '>7.1f')}")
+    sys.stdout.flush()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--votes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
+    parser.add_argument("--methods", nargs="+", default=[*SKCROWD_METHODS, *COMPETITOR_METHODS],
+                        choices=[*SKCROWD_METHODS, *COMPETITOR_METHODS])
+    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--n-workers", type=int, default=1000)
+    parser.add_argument("--competitor-python", default="/tmp/benchenv/bin/python")
+    parser.add_argument("--max-crowdkit-glad", type=float, default=1e5)
+    parser.add_argument("--max-peerannot", type=float, default=1e5)
+    parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--memory-check", action="store_true")
+    parser.add_argument("--memory-votes", type=float, default=5e7)
+    parser.add_argument("--memory-iters", type=int, default=10)
+    # internal: one measurement in a child process
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--method", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.memory_votes = int(args.memory_votes)
+
+    if args.child:
+        return child(args)
+    if args.memory_child:
+        return memory_child(args)
+
+    print("Timings taken on a shared 2-core machine (other jobs running): compare within a table.")
+    if args.memory_check:
+        print(f"Memory check: DawidSkene on {args.memory_votes:.0e} votes, {args.n_workers} "
+              f"workers, K={N_CLASSES}, {args.memory_iters} iterations, in a fresh process")
+        result = _spawn(sys.executable, ["--memory-child", "--memory-votes",
+                                         str(args.memory_votes), "--memory-iters",
+                                         str(args.memory_iters), "--n-workers",
+                                         str(args.n_workers)], args.timeout)
+        print(json.dumps(result))
+        if "peak_mb" in result:
+            verdict = "below" if result["peak_mb"] < 8192 else "ABOVE"
+            print(f"peak resident memory {result['peak_mb'] / 1024:.2f} GB ({verdict} 8 GB), "
+                  f"{result['total_s'] / result['iters']:.3f} s per iteration "
+                  f"(set-up included), accuracy {result['accuracy']:.4f}")
+        return None
+
+    print(f"Synthetic crowd: K={N_CLASSES}, {VOTES_PER_TASK} votes per task, "
+          f"{args.n_workers} workers, {args.iters} EM iterations for every method.")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="skcrowd-bench-") as tmp:
+        for n_votes in (int(v) for v in args.votes):
+            path = Path(tmp) / f"votes-{n_votes}.npz"
+            task, worker, label, truth = simulate(n_votes, args.n_workers)
+            np.savez(path, task=task, worker=worker, label=label, truth=truth,
+                     n_workers=args.n_workers)
+            del task, worker, label, truth
+            for method in args.methods:
+                if not _runs(method, n_votes, args):
+                    continue
+                python = sys.executable if method.startswith("skcrowd") else args.competitor_python
+                result = _spawn(python, ["--child", "--method", method, "--data", str(path),
+                                         "--iters", str(args.iters)], args.timeout)
+                result.update(method=method, n_votes=n_votes,
+                              model="ds" if "-ds" in method else "glad")
+                rows.append(result)
+                print(f"  done: {method} at {n_votes:.0e} votes: {json.dumps(result)}",
+                      file=sys.stderr, flush=True)
+    print_table(rows)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
