@@ -127,17 +127,14 @@ class GLAD(BaseEM):
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation import GLAD
-    >>> votes = np.array([[0, 0, 1],
-    ...                   [1, 1, 1],
-    ...                   [0, 0, -1],
-    ...                   [1, -1, 0]])
+    >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
     >>> glad = GLAD().fit(votes)
-    >>> glad.predict(votes)
-    array([0, 1, 0, 1])
-    >>> glad.abilities_.round(2)
-    array([1.  , 1.  , 1.  ])
-    >>> glad.difficulties_.round(2)
-    array([1.  , 1.  , 1.  , 1.  ])
+    >>> glad.abilities_.round(2)  # worker 2 is adversarial
+    array([ 2.52,  1.69, -2.06])
+    >>> glad.difficulties_[:5].round(2)  # workers 0 and 1 disagree on the fifth task
+    array([0.67, 0.67, 0.67, 0.67, 1.62])
+    >>> glad.predict([[0, 1, 1]])
+    array([0])
     """
 
     def __init__(

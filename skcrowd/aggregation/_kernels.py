@@ -247,8 +247,8 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
     >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
     >>> log_conf_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))[None].repeat(2, 0)
     >>> resp, ll = ds_e_step(layout, log_conf_t, np.log([0.5, 0.5]))
-    >>> resp, ll
-    (array([[0.5, 0.5]]), array([-2.30258509]))
+    >>> resp, ll  # p(votes) = 0.5 * 0.9 * 0.1 + 0.5 * 0.1 * 0.9
+    (array([[0.5, 0.5]]), array([-2.40794561]))
     """
     resp = _out(resp, layout)
     task_ll = np.empty(layout.n_tasks)
@@ -349,7 +349,7 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     array([[0.9878, 0.0122],
            [0.0122, 0.9878]])
     >>> stats.class_counts, round(stats.log_likelihood, 4)
-    (array([1., 1.]), -1.6607)
+    (array([1., 1.]), -1.7832)
     """
     resp, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
     return DSBlockStatistics(
@@ -574,8 +574,8 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     >>> from skcrowd.aggregation._kernels import BlockLayout, glad_task_difficulties
     >>> layout = BlockLayout(check_votes(np.array([[0, 0, 0], [0, 1, -1]])))
     >>> resp, log_betas, ll = glad_task_difficulties(layout, np.ones(3), np.log([0.5, 0.5]))
-    >>> log_betas.round(3)  # a unanimous task is easier (larger beta)
-    array([0.77 , 0.   ])
+    >>> log_betas.round(3)  # unanimous: easier (larger beta); split: harder
+    array([ 0.698, -0.275])
     """
     resp = _out(resp, layout)
     abilities = np.ascontiguousarray(abilities, dtype=np.float64)

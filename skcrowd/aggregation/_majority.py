@@ -67,8 +67,8 @@ class MajorityVote(BaseAggregator):
     array([[0.66666667, 0.33333333],
            [0.5       , 0.5       ],
            [0.6       , 0.4       ]])
-    >>> mv.predict(votes)
-    array(['cat', 'dog', 'cat'], dtype='<U3')
+    >>> mv.predict(votes)  # the tie of task 1 is broken at random
+    array(['cat', 'cat', 'cat'], dtype='<U3')
     """
 
     _parameter_constraints: dict = {
