@@ -44,6 +44,9 @@ _LAZY = {
     "SequenceCrowdLayerClassifier": "neural",
     # two-stage baseline: aggregate, then train
     "AggregatedTargetClassifier": "aggregated_target",
+    # ambiguous-task identification and pruning (WAUM)
+    "WAUMPruner": "pruning",
+    "PrunedClassifier": "pruning",
 }
 
 __all__ = [
