@@ -20,6 +20,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
+    "sphinx_gallery.gen_gallery",
 ]
 
 autosummary_generate = True
@@ -32,5 +33,28 @@ html_theme = "pydata_sphinx_theme"
 html_static_path = ["_static"]
 html_title = f"skcrowd {release}"
 
+# Example gallery: examples/plot_*.py are run and their figures embedded.
+# SKCROWD_GALLERY=0 builds the example pages without running them (fast CI).
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": "/plot_",
+    "plot_gallery": os.environ.get("SKCROWD_GALLERY", "1") != "0",
+    "within_subsection_order": "FileNameSortKey",
+    "write_computation_times": False,
+    "matplotlib_animations": False,
+}
+
 intersphinx_mapping = {}  # no network in CI: keep cross-references local
 nitpicky = False
+
+
+def _skip_metadata_request_methods(app, what, name, obj, skip, options):
+    """Hide scikit-learn's generated ``set_*_request`` methods (metadata routing plumbing)."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_metadata_request_methods)

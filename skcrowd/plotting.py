@@ -22,8 +22,6 @@ their fitted attributes only.
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 from scipy.special import entr
 from sklearn.exceptions import NotFittedError
