@@ -112,6 +112,24 @@ def test_true_and_estimated_confusions_side_by_side_on_given_axes():
     np.testing.assert_allclose(axes[1, 2].images[0].get_array(), estimated[4])
 
 
+@pytest.mark.deep
+def test_confusion_matrices_of_a_fitted_conal_classifier():
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    from skcrowd.neural import CoNALClassifier
+
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(-2, 1, (30, 2)), rng.normal(2, 1, (30, 2))]
+    truth = np.r_[np.zeros(30, int), np.ones(30, int)]
+    clf = CoNALClassifier(max_epochs=3, module__hidden_units=4, train_split=None,
+                          random_state=0).fit(X, np.c_[truth, 1 - truth])
+    fig = plot_confusion_matrices(clf)
+    images = _images(fig)
+    assert [ax.get_title() for ax in fig.axes[:3]] == ["worker 0", "worker 1", "common confusion"]
+    np.testing.assert_allclose(images[1].get_array(), clf.annotator_confusions_[1])
+    np.testing.assert_allclose(images[2].get_array(), clf.common_confusion_)
+
+
 def test_confusion_matrices_bad_input_names_the_problem():
     good = _confusions(3, 2)
     with pytest.raises(ValueError, match="worker 5, but there are 3 workers"):
@@ -214,6 +232,23 @@ def test_waum_vs_entropy_places_each_task_and_highlights_pruned_ones():
         "kept (2)", "pruned (2)", "threshold"]
     assert ax.lines[0].get_ydata()[0] == -0.5
     assert ax.get_ylabel() == "WAUM" and ax.get_title() == "WAUM vs vote entropy"
+
+
+def test_waum_vs_entropy_of_a_fitted_waum_pruner():
+    from skcrowd.pruning import WAUMPruner
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 2))
+    truth = (X[:, 0] > 0).astype(int)
+    votes = np.column_stack([truth, truth, truth])
+    votes[:4, 1:] = 1 - truth[:4, None]  # tasks 0-3: two of three workers disagree
+    pruner = WAUMPruner(alpha=0.1, n_epochs=5, random_state=0).fit(X, votes)
+    ax = plot_waum_vs_entropy(pruner, votes)
+    kept, pruned = ax.collections[:2]
+    assert len(kept.get_offsets()) == 36 and len(pruned.get_offsets()) == 4
+    np.testing.assert_allclose(np.sort(pruned.get_offsets()[:, 1]),
+                               np.sort(pruner.waum_[~pruner.support_]))
+    assert ax.lines[0].get_ydata()[0] == pruner.threshold_
 
 
 def test_waum_vs_entropy_with_aumc_sparse_votes_and_bad_votes():
