@@ -17,8 +17,13 @@ Two engines compute the same numbers (to rounding, about 1e-12):
 - ``"numba"`` (when numba is installed, extra ``skcrowd[fast]``): compiled
   loops, parallel over tasks for the per-task work and over workers for the
   per-worker sums. Each thread owns the rows it writes, and every sum runs in
-  a fixed order, so results do not depend on the number of threads. Blocks of
-  fewer than ``PARALLEL_MIN_VOTES`` votes run on one thread: starting the
+  a fixed order, so results do not depend on the number of threads. The
+  Dawid-Skene E-step is fused with its statistics: the tasks are cut into a
+  fixed number of chunks (by vote count, at most 16) and each chunk adds its
+  votes' posteriors into its own copy of the per-worker count tables, summed
+  at the end; when these copies would exceed 256 MB (very many workers), the
+  counts are instead summed per worker over the votes in worker order. Blocks
+  of fewer than ``PARALLEL_MIN_VOTES`` votes run on one thread: starting the
   threads costs more than the work (ten times more on a busy machine).
 - ``"numpy"``: scipy.sparse products (Dawid-Skene) and ``np.bincount`` (GLAD).
 
@@ -60,6 +65,8 @@ __all__ = [
 
 ENGINE = "numba" if numba is not None else "numpy"
 PARALLEL_MIN_VOTES = 100_000
+_MAX_CHUNKS = 16
+_CHUNK_MEMORY = 256 * 2**20  # bytes of per-chunk count tables of the fused DS pass
 
 LOG_FLOOR = float(np.log(np.finfo(np.float64).tiny))
 
@@ -133,6 +140,7 @@ class BlockLayout:
     """
 
     def __init__(self, votes, n_classes=None):
+        self._scratch = {}
         self.n_tasks = int(votes.n_tasks)
         self.n_workers = int(votes.n_workers)
         self.n_classes = int(votes.n_classes if n_classes is None else n_classes)
@@ -167,6 +175,20 @@ class BlockLayout:
             self.task[order],
             self.label[order],
         )
+
+    def chunk_bounds(self, n_chunks):
+        """First task of each of ``n_chunks`` runs of whole tasks with equal vote counts."""
+        targets = np.linspace(0, self.n_votes, n_chunks + 1)
+        bounds = np.searchsorted(self.task_indptr, targets).astype(np.int64)
+        bounds[0], bounds[-1] = 0, self.n_tasks
+        return bounds
+
+    def scratch(self, name, shape):
+        """A work array kept between kernel calls (no allocation per EM iteration)."""
+        array = self._scratch.get(name)
+        if array is None or array.shape != shape:
+            array = self._scratch[name] = np.empty(shape)
+        return array
 
     @cached_property
     def indicator(self):
@@ -305,13 +327,38 @@ def ds_worker_counts(layout, resp):
     """
     resp = np.ascontiguousarray(resp, dtype=np.float64)
     K = layout.n_classes
-    if _engine() == "numba":
-        counts = np.empty((layout.n_workers, K, K))
-        indptr, _, task, label = layout.worker_order
-        with _threads_for(layout):
-            _ds_worker_counts_numba(indptr, task, label, resp, counts)
-        return counts
-    return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
+    if _engine() == "numpy":
+        return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
+    if _ds_n_chunks(layout):
+        return _ds_chunks(layout, None, None, resp, None)
+    counts = np.empty((layout.n_workers, K, K))
+    indptr, _, task, label = layout.worker_order
+    with _threads_for(layout):
+        _ds_worker_counts_numba(indptr, task, label, resp, counts)
+    return counts
+
+
+def _ds_n_chunks(layout):
+    """Chunks of the fused numba pass (0: sum the counts in worker order instead)."""
+    if layout.n_votes < PARALLEL_MIN_VOTES:
+        return 1
+    n = min(_MAX_CHUNKS, _CHUNK_MEMORY // (8 * layout.n_workers * layout.n_classes**2))
+    return n if n >= 2 else 0
+
+
+def _ds_chunks(layout, log_confusions_t, log_class_priors, resp, task_ll):
+    """Fused numba pass: E-step (when ``task_ll`` is given) and per-worker counts."""
+    n_chunks = _ds_n_chunks(layout)
+    K = layout.n_classes
+    partial = layout.scratch("ds_counts", (n_chunks, layout.n_workers, K, K))
+    e_step = task_ll is not None
+    if not e_step:  # typed placeholders of the unused inputs
+        log_confusions_t, log_class_priors, task_ll = np.zeros((1, 1, K)), np.zeros(K), np.zeros(1)
+    with _threads_for(layout):
+        _ds_chunks_numba(layout.task_indptr, layout.worker, layout.label, log_confusions_t,
+                         log_class_priors, resp, task_ll, layout.chunk_bounds(n_chunks),
+                         partial, e_step)
+    return partial.sum(axis=0)
 
 
 def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None):
@@ -351,10 +398,19 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     >>> stats.class_counts, round(stats.log_likelihood, 4)
     (array([1., 1.]), -1.7832)
     """
-    resp, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
+    if _engine() == "numba" and _ds_n_chunks(layout):
+        resp = _out(resp, layout)
+        task_ll = np.empty(layout.n_tasks)
+        worker_counts = _ds_chunks(
+            layout, np.ascontiguousarray(log_confusions_t, dtype=np.float64),
+            np.ascontiguousarray(log_class_priors, dtype=np.float64), resp, task_ll,
+        )
+    else:
+        resp, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
+        worker_counts = ds_worker_counts(layout, resp)
     return DSBlockStatistics(
         resp=resp,
-        worker_counts=ds_worker_counts(layout, resp),
+        worker_counts=worker_counts,
         class_counts=resp.sum(axis=0),
         log_likelihood=float(task_ll.sum()),
     )
@@ -658,38 +714,66 @@ def _glad_difficulties_numpy(layout, abilities, log_class_priors, prior_scale, r
 # ---------------------------------------------------------------------------
 
 
-def _jit(func):
-    """``numba.njit(parallel=True)``, cached on disk where a cache directory is writable."""
+def _jit(func=None, **options):
+    """``numba.njit(**options)`` (parallel by default), cached on disk where a cache directory
+    is writable: the package's ``__pycache__``, else numba's user-wide cache (a read-only
+    install); compiled in every process when neither is writable."""
+    if func is None:
+        return lambda f: _jit(f, **options)
+    options = {"parallel": True, **options}
     try:
-        return numba.njit(parallel=True, cache=True)(func)
-    except RuntimeError:  # pragma: no cover - no writable cache location
-        return numba.njit(parallel=True)(func)
+        return numba.njit(cache=True, **options)(func)
+    except RuntimeError:  # no writable cache location
+        return numba.njit(**options)(func)
 
 
 if numba is not None:
     prange = numba.prange
 
+    @_jit(parallel=False)
+    def _ds_task_posterior(start, stop, worker, label, log_conf_t, log_prior, row):
+        """row <- posterior of one task's class; returns log p(votes of the task)."""
+        K = log_prior.shape[0]
+        for k in range(K):
+            row[k] = log_prior[k]
+        for v in range(start, stop):
+            table = log_conf_t[worker[v], label[v]]
+            for k in range(K):
+                row[k] += table[k]
+        top = row[0]
+        for k in range(1, K):
+            top = max(top, row[k])
+        total = 0.0
+        for k in range(K):
+            row[k] = np.exp(row[k] - top)
+            total += row[k]
+        scale = 1.0 / total
+        for k in range(K):
+            row[k] *= scale
+        return top + np.log(total)
+
     @_jit
     def _ds_e_step_numba(indptr, worker, label, log_conf_t, log_prior, resp, task_ll):
-        K = log_prior.shape[0]
         for i in prange(indptr.shape[0] - 1):
-            row = resp[i]
-            for k in range(K):
-                row[k] = log_prior[k]
-            for v in range(indptr[i], indptr[i + 1]):
-                table = log_conf_t[worker[v], label[v]]
-                for k in range(K):
-                    row[k] += table[k]
-            top = row[0]
-            for k in range(1, K):
-                top = max(top, row[k])
-            total = 0.0
-            for k in range(K):
-                row[k] = np.exp(row[k] - top)
-                total += row[k]
-            for k in range(K):
-                row[k] /= total
-            task_ll[i] = top + np.log(total)
+            task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label, log_conf_t,
+                                            log_prior, resp[i])
+
+    @_jit
+    def _ds_chunks_numba(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
+                         partial, e_step):
+        K = resp.shape[1]
+        for c in prange(bounds.shape[0] - 1):
+            counts = partial[c]
+            counts[:] = 0.0
+            for i in range(bounds[c], bounds[c + 1]):
+                row = resp[i]
+                if e_step:
+                    task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label,
+                                                    log_conf_t, log_prior, row)
+                for v in range(indptr[i], indptr[i + 1]):
+                    table = counts[worker[v], label[v]]
+                    for k in range(K):
+                        table[k] += row[k]
 
     @_jit
     def _ds_worker_counts_numba(worker_indptr, task, label, resp, counts):
@@ -703,13 +787,13 @@ if numba is not None:
                 for k in range(K):
                     row[k] += r[k]
 
-    @numba.njit(cache=True, inline="always")
+    @_jit(parallel=False, inline="always")
     def _log_sigmoid_pair_scalar(z):
         tail = -np.log1p(np.exp(-abs(z)))
         neg = min(z, 0.0)
         return neg + tail, neg - z + tail
 
-    @numba.njit(cache=True)
+    @_jit(parallel=False)
     def _softmax_row(row, log_prior, shift):
         """In place: row <- softmax(row + shift + log_prior); returns the log-sum-exp."""
         K = row.shape[0]
@@ -772,7 +856,7 @@ if numba is not None:
             out1[j] = s1
         return out0, out1
 
-    @numba.njit(cache=True)
+    @_jit(parallel=False)
     def _glad_profile_task(start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
                            b, row, scratch):
         """f, f', f'' and Fisher curvature at b for one task; row <- posterior."""

@@ -1,5 +1,9 @@
 """Per-block EM kernels: hand-computed values, engine agreement, block additivity."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -35,6 +39,16 @@ def _random_votes(rng, n_tasks=60, n_workers=7, K=3, density=0.5):
 def _random_log_confusions(rng, n_workers, K):
     conf = rng.dirichlet(np.ones(K), size=(n_workers, K))  # [j, true, observed]
     return np.ascontiguousarray(np.log(conf).transpose(0, 2, 1))
+
+
+def test_layout_chunks_cut_votes_evenly_at_task_boundaries():
+    votes = _random_votes(np.random.default_rng(0), n_tasks=200)
+    layout = BlockLayout(votes)
+    bounds = layout.chunk_bounds(8)
+    assert bounds[0] == 0 and bounds[-1] == votes.n_tasks and np.all(np.diff(bounds) >= 0)
+    per_chunk = np.diff(layout.task_indptr[bounds])
+    assert per_chunk.sum() == votes.n_votes
+    assert per_chunk.max() - per_chunk.min() <= 2 * votes.votes_per_task().max()
 
 
 def test_layout_worker_order_lists_each_vote_once():
@@ -112,6 +126,29 @@ def test_engines_agree_on_every_kernel(monkeypatch):
 
 
 @pytest.mark.skipif(_kernels.numba is None, reason="numba is not installed")
+@pytest.mark.parametrize("path", ["one chunk", "chunks", "worker order"])
+def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
+    """Small blocks: one fused chunk; large ones: 16 chunks, or worker order for huge tables."""
+    rng = np.random.default_rng(6)
+    votes = _random_votes(rng, n_tasks=300, n_workers=11, K=4)
+    layout = BlockLayout(votes)
+    log_conf_t = _random_log_confusions(rng, votes.n_workers, 4)
+    log_priors = np.log(rng.dirichlet(np.ones(4)))
+    resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
+    monkeypatch.setattr(_kernels, "ENGINE", "numpy")
+    expected = (*ds_block_statistics(layout, log_conf_t, log_priors), ds_worker_counts(layout, resp))
+    monkeypatch.setattr(_kernels, "ENGINE", "numba")
+    if path != "one chunk":
+        monkeypatch.setattr(_kernels, "PARALLEL_MIN_VOTES", 0)
+    if path == "worker order":
+        monkeypatch.setattr(_kernels, "_CHUNK_MEMORY", 1)
+    assert _kernels._ds_n_chunks(layout) == {"one chunk": 1, "chunks": 16, "worker order": 0}[path]
+    got = (*ds_block_statistics(layout, log_conf_t, log_priors), ds_worker_counts(layout, resp))
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(_kernels.numba is None, reason="numba is not installed")
 @pytest.mark.parametrize("model", [DawidSkene(tol=0, max_iter=15),
                                    WeightedDawidSkene(tol=0, max_iter=15),
                                    GLAD(tol=0, max_iter=15)], ids=type)
@@ -166,3 +203,18 @@ def test_glad_difficulty_is_the_map(engine):
     objective = task_ll - 0.5 * log_betas**2
     assert np.all(objective >= best - 1e-9)
     assert log_betas[5] == 0.0  # no votes: the prior mode, beta = 1
+
+
+def test_numpy_engine_is_used_when_numba_cannot_be_imported():
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import numpy as np\n"
+        "from skcrowd.aggregation import DawidSkene, GLAD, _kernels\n"
+        "votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)\n"
+        "print(_kernels.ENGINE, DawidSkene().fit(votes).predict([[0, 1, 1]])[0],"
+        " GLAD().fit(votes).predict([[0, 1, 1]])[0])\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["numpy", "0", "0"]
