@@ -508,17 +508,22 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     )
 
 
-def _log_sigmoid_pair(z):
-    """``(log sigmoid(z), log sigmoid(-z))`` without overflow."""
-    tail = -np.log1p(np.exp(-np.abs(z)))
+def _sigmoid_terms(z):
+    """``log sigmoid(z)``, ``log sigmoid(-z)``, ``sigmoid(z)``, ``sigmoid(z) sigmoid(-z)``.
+
+    From one ``exp(-|z|)`` and one ``log1p``: no overflow for any ``z``.
+    """
+    e = np.exp(-np.abs(z))
+    tail = np.log1p(e)
     neg = np.minimum(z, 0.0)
-    return neg + tail, neg - z + tail
+    inv = 1.0 / (1.0 + e)
+    return neg - tail, neg - z - tail, np.where(z >= 0, inv, e * inv), e * inv * inv
 
 
 def _glad_vote_terms(layout, abilities, log_betas):
-    """Per vote: ``z = alpha_j beta_i``, ``log sigmoid(z)``, ``log sigmoid(-z)``."""
+    """Per vote: ``z = alpha_j beta_i`` and its :func:`_sigmoid_terms`."""
     z = abilities[layout.worker] * np.exp(log_betas)[layout.task]
-    return (z, *_log_sigmoid_pair(z))
+    return (z, *_sigmoid_terms(z))
 
 
 def _glad_logits(layout, log_right, log_not_right, log_class_priors, logits):
@@ -535,18 +540,17 @@ def _glad_logits(layout, log_right, log_not_right, log_class_priors, logits):
 
 def _glad_e_step_numpy(layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b,
                        curv_b):
-    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
+    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
     _glad_logits(layout, log_right, log_not_right, log_class_priors, resp)
     _normalize_log_rows(resp, task_ll)
     grad_a, curv_a, grad_b[:], curv_b[:] = _glad_gradients_numpy(
-        layout, resp, z, log_right, log_not_right, log_betas
+        layout, resp, z, sig, var, log_betas
     )
     return grad_a, curv_a
 
 
-def _glad_gradients_numpy(layout, resp, z, log_right, log_not_right, log_betas):
-    residual = resp[layout.task, layout.label] - np.exp(log_right)
-    var = np.exp(log_right + log_not_right)
+def _glad_gradients_numpy(layout, resp, z, sig, var, log_betas):
+    residual = resp[layout.task, layout.label] - sig
     beta = np.exp(log_betas)[layout.task]
     n, W = layout.n_tasks, layout.n_workers
     return (
@@ -588,8 +592,8 @@ def glad_gradients(layout, resp, abilities, log_betas):
     >>> grad_a, grad_b  # worker 0 was right (q=1), worker 1 wrong (q=0); sigmoid(0) = 0.5
     (array([ 0.5, -0.5]), array([0.]))
     """
-    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
-    return _glad_gradients_numpy(layout, resp, z, log_right, log_not_right, log_betas)
+    z, _, _, sig, var = _glad_vote_terms(layout, abilities, log_betas)
+    return _glad_gradients_numpy(layout, resp, z, sig, var, log_betas)
 
 
 def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None):
@@ -660,12 +664,11 @@ def _glad_profile_numpy(layout, abilities, log_class_priors, prior_scale, log_be
                         task_ll):
     """Objective, gradient, curvature and Fisher curvature of every task's f(b)."""
     K = layout.n_classes
-    z, log_right, log_not_right = _glad_vote_terms(layout, abilities, log_betas)
+    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
     _glad_logits(layout, log_right, log_not_right, log_class_priors, logits)
     _normalize_log_rows(logits, task_ll)
     n = layout.n_tasks
-    S = np.bincount(layout.task, weights=np.exp(log_right) * z, minlength=n)
-    var = np.exp(log_right + log_not_right)
+    S = np.bincount(layout.task, weights=sig * z, minlength=n)
     U = np.bincount(layout.task, weights=var * z * z, minlength=n)
     T = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=z,
                     minlength=n * K).reshape(n, K)
@@ -788,10 +791,19 @@ if numba is not None:
                     row[k] += r[k]
 
     @_jit(parallel=False, inline="always")
-    def _log_sigmoid_pair_scalar(z):
-        tail = -np.log1p(np.exp(-abs(z)))
+    def _sigmoid_moments(e, z):
+        """sigmoid(z) and sigmoid(z) sigmoid(-z) from e = exp(-|z|)."""
+        inv = 1.0 / (1.0 + e)
+        return (inv if z >= 0 else e * inv), e * inv * inv
+
+    @_jit(parallel=False, inline="always")
+    def _sigmoid_terms_scalar(z):
+        """The scalar :func:`_sigmoid_terms`."""
+        e = np.exp(-abs(z))
+        tail = np.log1p(e)
         neg = min(z, 0.0)
-        return neg + tail, neg - z + tail
+        sig, var = _sigmoid_moments(e, z)
+        return neg - tail, neg - z - tail, sig, var
 
     @_jit(parallel=False)
     def _softmax_row(row, log_prior, shift):
@@ -820,7 +832,7 @@ if numba is not None:
             beta = np.exp(log_betas[i])
             wrong_total = 0.0
             for v in range(indptr[i], indptr[i + 1]):
-                lr, lw = _log_sigmoid_pair_scalar(abilities[worker[v]] * beta)
+                lr, lw, _, _ = _sigmoid_terms_scalar(abilities[worker[v]] * beta)
                 lw -= log_km1
                 row[label[v]] += lr - lw
                 wrong_total += lw
@@ -829,9 +841,7 @@ if numba is not None:
             c = 0.0
             for v in range(indptr[i], indptr[i + 1]):
                 z = abilities[worker[v]] * beta
-                lr, lw = _log_sigmoid_pair_scalar(z)
-                sig = np.exp(lr)
-                var = np.exp(lr + lw)
+                sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
                 residual = row[label[v]] - sig
                 g += residual * z
                 c += var * z * z
@@ -869,9 +879,9 @@ if numba is not None:
         U = 0.0
         for v in range(start, stop):
             z = abilities[worker[v]] * beta
-            lr, lw = _log_sigmoid_pair_scalar(z)
-            S += np.exp(lr) * z
-            U += np.exp(lr + lw) * z * z
+            lr, lw, sig, var = _sigmoid_terms_scalar(z)
+            S += sig * z
+            U += var * z * z
             lw -= log_km1
             row[label[v]] += lr - lw
             wrong_total += lw
