@@ -163,6 +163,11 @@ def _annotator_proba(model, X_rows, workers, n_classes):
             f"{type(model).__name__}.predict_annotator_proba returned shape {proba.shape}; "
             f"the crowd-model protocol expects (n_samples, len(workers), n_classes) = {expected}."
         )
+    if not (np.isfinite(proba).all() and (proba >= 0).all()):
+        raise ValueError(
+            f"{type(model).__name__}.predict_annotator_proba returned a negative or "
+            "non-finite probability; the crowd-model protocol expects distributions."
+        )
     return proba
 
 
@@ -211,9 +216,7 @@ def _select_by_entropy(model, X, pool, n_select, n_classes, budget, per_class):
         quota = distribution_aware_quotas(n_predicted, n_select)
         chosen = _best_per_group(kept_entropy, kept_flat, kept_label, quota)
     else:
-        chosen = _best_per_group(
-            kept_entropy, kept_flat, np.zeros(len(kept_flat), np.int64), np.array([n_select])
-        )
+        chosen = np.arange(len(kept_flat))  # already the n_select best
     order = np.argsort(kept_flat[chosen])
     return kept_flat[chosen][order], kept_label[chosen][order]
 

@@ -469,6 +469,12 @@ def test_protocol_violation_is_reported():
         SelfCrowdClassifier(WrongShape(TABLE), n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
     with pytest.raises(ValueError, match="predict_annotator_proba"):
         SelfCrowdClassifier(LogisticRegression()).fit(TASK_IDS, OBSERVED)
+    table = TABLE.copy()
+    table[3, 1] = [np.nan, 0.5, 0.5]
+    for rule in ("distribution", "random"):
+        with pytest.raises(ValueError, match="negative or non-finite probability"):
+            SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=5,
+                                selection=rule).fit(TASK_IDS, OBSERVED)
 
 
 def test_bad_input_names_the_argument():
