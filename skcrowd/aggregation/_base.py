@@ -153,13 +153,23 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         return np.asarray([f"{prefix}_{c}" for c in self.classes_.tolist()], dtype=object)
 
 
-def naive_soft_labels(votes, empty_row):
-    """Vote frequencies of each task (paper 002, eq. 6); ``empty_row`` for a task without votes."""
-    counts = votes.counts()
-    total = counts.sum(axis=1, keepdims=True)
-    np.divide(counts, total, out=counts, where=total > 0)
-    counts[total[:, 0] == 0] = empty_row
-    return counts
+def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
+    """Vote frequencies of each task (paper 002, eq. 6); ``empty_row`` for a task without votes.
+
+    ``task`` and ``label`` are the votes' task and class indices; the result
+    (shape ``(n_tasks, K)``) is written into ``out`` when given.
+    """
+    K = len(empty_row)
+    key = task.astype(np.int64)
+    key *= K
+    key += label
+    out = np.empty((n_tasks, K)) if out is None else out
+    out.reshape(-1)[:] = np.bincount(key, minlength=n_tasks * K)
+    del key
+    total = out.sum(axis=1, keepdims=True)
+    np.divide(out, total, out=out, where=total > 0)
+    out[total[:, 0] == 0] = empty_row
+    return out
 
 
 class BaseEM(BaseAggregator):
@@ -269,7 +279,6 @@ class BaseEM(BaseAggregator):
         layout = BlockLayout(votes, n_classes=len(self.classes_))
         n_tasks = layout.n_tasks
         resp = np.empty((n_tasks, layout.n_classes))
-        initial_resp = None if warm else self._initial_responsibilities(votes)
         del votes
 
         random_state = check_random_state(self.random_state)
@@ -280,8 +289,7 @@ class BaseEM(BaseAggregator):
                 stats, log_lik = self._e_step(layout, params, resp)
                 previous = (log_lik + self._log_prior(params)) / n_tasks
             else:
-                resp[:] = initial_resp if self.init == "majority" else _random_rows(
-                    random_state, resp.shape)
+                self._initial_responsibilities(layout, random_state, resp)
                 stats, params, previous = self._initial_statistics(layout, resp), None, -np.inf
             lower_bounds, converged = [], False
             for n_iter in range(1, self.max_iter + 1):
@@ -313,10 +321,16 @@ class BaseEM(BaseAggregator):
         proba = self._final_e_step(layout, resp)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def _initial_responsibilities(self, votes):
-        """Naive soft labels (paper 002, algorithm 2 line 1); empty tasks get the vote frequencies."""
-        frequencies = votes.counts().sum(axis=0)
-        return naive_soft_labels(votes, frequencies / frequencies.sum())
+    def _initial_responsibilities(self, layout, random_state, resp):
+        """Fill ``resp``: naive soft labels (paper 002, algorithm 2 line 1; a task without votes
+        gets the frequencies of all votes) or random rows."""
+        if self.init == "random":
+            rows = random_state.exponential(size=resp.shape)
+            np.divide(rows, rows.sum(axis=1, keepdims=True), out=resp)
+            return
+        frequencies = np.bincount(layout.label, minlength=layout.n_classes)
+        naive_soft_labels(layout.task, layout.label, layout.n_tasks,
+                          frequencies / frequencies.sum(), out=resp)
 
     # -- prediction -------------------------------------------------------------
 
@@ -371,8 +385,3 @@ class BaseEM(BaseAggregator):
         """
         return float(np.mean(self.score_samples(X)))
 
-
-def _random_rows(random_state, shape):
-    """Random stochastic rows (uniform on the simplex)."""
-    rows = random_state.exponential(size=shape)
-    return rows / rows.sum(axis=1, keepdims=True)

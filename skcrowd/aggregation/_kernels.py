@@ -400,7 +400,7 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     """
     if _engine() == "numba" and _ds_n_chunks(layout):
         resp = _out(resp, layout)
-        task_ll = np.empty(layout.n_tasks)
+        task_ll = layout.scratch("task_ll", (layout.n_tasks,))
         worker_counts = _ds_chunks(
             layout, np.ascontiguousarray(log_confusions_t, dtype=np.float64),
             np.ascontiguousarray(log_class_priors, dtype=np.float64), resp, task_ll,

@@ -116,7 +116,8 @@ class MajorityVote(BaseAggregator):
         proba : ndarray of shape (n_tasks, n_classes)
             Rows sum to one; a task without votes gets ``class_priors_``.
         """
-        return naive_soft_labels(self._votes_for_prediction(X), self.class_priors_)
+        votes = self._votes_for_prediction(X)
+        return naive_soft_labels(votes.task, votes.label, votes.n_tasks, self.class_priors_)
 
     def predict(self, X):
         """Most voted class of each task, ties broken at random.
