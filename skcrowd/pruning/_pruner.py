@@ -20,6 +20,11 @@ from ._margin_training import check_margin_estimator, record_margins
 
 __all__ = ["WAUMPruner"]
 
+# fitted attributes set by one method only
+_METHOD_ATTRIBUTES = (
+    "aumc_", "waum_", "aum_", "trust_scores_", "vote_tasks_", "vote_workers_", "aggregator_",
+)
+
 
 def _take_rows(data, rows):
     """Rows of ``data`` in its own container (array, list, DataFrame, sparse)."""
@@ -268,6 +273,8 @@ class WAUMPruner(BaseEstimator):
         )
         model = self._margin_model(seed)
         has_votes = votes.votes_per_task() > 0
+        for name in _METHOD_ATTRIBUTES:  # forget what a fit with another method left
+            self.__dict__.pop(name, None)
         if self.method == "aumc":
             voted = np.flatnonzero(has_votes)
             majority = Votes(

@@ -23,7 +23,8 @@ def train_skorch_net(net, X_train, y_train, n_classes, n_epochs, on_epoch, seed)
     The net trains on every row (``train_split=None``): the margins are those
     of the training data. ``classes`` is pinned to ``0 .. n_classes - 1`` so a
     class absent from these rows still has its column, and ``seed`` seeds
-    torch's generator without touching the caller's global state.
+    torch's generators (CPU, and the GPUs of a CUDA net) without touching the
+    caller's global state.
     """
     params = net.get_params(deep=False)
     callbacks = params.get("callbacks")
@@ -39,7 +40,9 @@ def train_skorch_net(net, X_train, y_train, n_classes, n_epochs, on_epoch, seed)
     if "verbose" in params:
         updates["verbose"] = 0
     net.set_params(**updates)
-    with torch.random.fork_rng(devices=[]):
+    on_cuda = str(params.get("device", "cpu")).startswith("cuda") and torch.cuda.is_available()
+    devices = list(range(torch.cuda.device_count())) if on_cuda else []
+    with torch.random.fork_rng(devices=devices):
         if seed is not None:
             torch.manual_seed(seed)
         net.fit(X_train, y_train)

@@ -1,6 +1,7 @@
 """WAUMPruner: the rank rule, the sampler API, caching, the estimator contract."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -106,6 +107,16 @@ def test_memory_caches_the_margin_training_across_alphas(tmp_path):
     assert ProbaFeatures.calls == 7  # another T trains again
     p.set_params(memory=None, n_epochs=4).fit(X, votes)
     assert ProbaFeatures.calls == 11  # no memory, no cache
+
+
+def test_refit_with_another_method_drops_the_other_scores():
+    X, votes = tied_tasks(6)
+    p = stub_pruner(alpha=0.2).fit(X, votes)
+    assert hasattr(p, "waum_") and hasattr(p, "aggregator_")
+    p.set_params(method="aumc").fit(X, votes)
+    assert hasattr(p, "aumc_") and not hasattr(p, "waum_") and not hasattr(p, "aum_")
+    p.set_params(method="worker-wise").fit(X, votes)
+    assert hasattr(p, "waum_") and not hasattr(p, "aumc_")
 
 
 def test_random_state_makes_fits_reproducible():
@@ -215,3 +226,20 @@ def test_imblearn_pipeline_accepts_the_pruner_as_sampler():
 )
 def test_sklearn_contract(estimator, check):
     check(estimator)
+
+
+def test_pruning_with_a_sklearn_margin_model_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "import skcrowd\n"
+        "X = np.random.RandomState(0).normal(size=(30, 2))\n"
+        "y = (X[:, 0] > 0).astype(int)\n"
+        "skcrowd.WAUMPruner(0.1, method='aumc', n_epochs=2).fit(X, y)\n"
+        "skcrowd.PrunedClassifier\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=repo)
