@@ -54,12 +54,13 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         tags.target_tags.required = False
         return tags
 
-    def _validate_votes(self, X, *, reset):
+    def _validate_votes(self, X, *, reset, allow_no_votes=False):
         """Validate the votes matrix ``X`` and encode it as :class:`skcrowd.Votes`.
 
         ``reset=True`` (fit) records ``n_features_in_`` (the number of
-        workers), feature names and ``classes_``; ``reset=False`` checks
-        ``X`` against them and accepts tasks without any vote.
+        workers), feature names and ``classes_``; ``reset=False`` (prediction,
+        warm start) checks ``X`` against them. ``allow_no_votes``: accept an
+        ``X`` without any observed vote.
         """
         # check_array would drop a masked array's mask: validate its data,
         # encode the masked array itself.
@@ -79,11 +80,12 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
             self.classes_ = votes.classes
             return votes
         return check_votes(raw, missing_label=self.missing_label, classes=self.classes_,
-                           n_workers=self.n_features_in_, allow_no_votes=True, name="X")
+                           n_workers=self.n_features_in_, allow_no_votes=allow_no_votes,
+                           name="X")
 
     def _votes_for_prediction(self, X):
         check_is_fitted(self)
-        return self._validate_votes(X, reset=False)
+        return self._validate_votes(X, reset=False, allow_no_votes=True)
 
     @abstractmethod
     def predict_proba(self, X):

@@ -30,9 +30,9 @@ Two engines compute the same numbers (to rounding, about 1e-12):
 The module attribute ``ENGINE`` selects the engine for later calls (it is
 ``"numba"`` when numba imports, else ``"numpy"``).
 
-Log-probabilities are floored at ``log(np.finfo(float).tiny)`` (about -708)
-so that an E-step never meets ``-inf - -inf``; every normalization is a
-log-sum-exp.
+Log-probabilities are floored at the log of the smallest positive float
+(about -708) so that an E-step never meets ``-inf - -inf``; every
+normalization is a log-sum-exp.
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ except ImportError:  # pragma: no cover - exercised on installs without numba
 
 __all__ = [
     "ENGINE",
-    "LOG_FLOOR",
     "BlockLayout",
     "DSBlockStatistics",
     "GLADBlockStatistics",
@@ -68,7 +67,6 @@ PARALLEL_MIN_VOTES = 100_000
 _MAX_CHUNKS = 16
 _CHUNK_MEMORY = 256 * 2**20  # bytes of per-chunk count tables of the fused DS pass
 
-LOG_FLOOR = float(np.log(np.finfo(np.float64).tiny))
 
 # GLAD: bounds and stopping rule of the per-task Newton search on log(beta).
 LOG_BETA_BOUND = 20.0
@@ -100,7 +98,7 @@ def _threads_for(layout):
 
 
 def safe_log(p):
-    """``log(p)`` floored at :data:`LOG_FLOOR` (no ``-inf``, no warning for zeros)."""
+    """``log(p)`` floored at ``log(tiny) ~ -708`` (no ``-inf``, no warning for zeros)."""
     return np.log(np.maximum(p, np.finfo(np.float64).tiny))
 
 

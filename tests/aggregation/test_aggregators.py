@@ -72,6 +72,20 @@ def test_predicts_new_tasks_with_the_fitted_workers(model, votes):
     np.testing.assert_allclose(model.predict_proba(new[5:9]), proba[5:9], rtol=1e-12)
 
 
+@pytest.mark.parametrize("model", ALL, ids=ids)
+def test_soft_labels_feed_a_pipeline_and_pandas_output(model, votes):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    frame = clone(model).set_output(transform="pandas").fit_transform(votes)
+    assert list(frame.columns) == [f"{type(model).__name__.lower()}_{k}" for k in range(3)]
+    np.testing.assert_allclose(frame.to_numpy(), clone(model).fit(votes).predict_proba(votes))
+    # soft labels as features of a downstream model
+    target = np.arange(60) % 2
+    pipe = make_pipeline(clone(model), LogisticRegression()).fit(votes, target)
+    assert pipe.predict(votes).shape == (60,)
+
+
 # -- label encodings and input formats ---------------------------------------------
 
 
@@ -149,6 +163,10 @@ def test_bad_input_raises_naming_argument_position_and_label(model, votes):
         clone(model).fit(np.empty((0, 3), dtype=int))
     with pytest.raises(ValueError, match="X contains no observed vote"):
         clone(model).fit(np.full((3, 2), -1))
+    if "warm_start" in model.get_params():
+        warm = clone(model).set_params(warm_start=True).fit(votes)
+        with pytest.raises(ValueError, match="X contains no observed vote"):
+            warm.fit(np.full((3, 8), -1))
     with pytest.raises(ValueError, match="X has 7 features, but .* is expecting 8 features"):
         fitted.predict_proba(votes[:, :7])
     with pytest.raises(ValueError, match="stores two votes at row \\(task\\) 0"):
