@@ -7,7 +7,10 @@ targets. The hard path needs only scikit-learn (torch is imported only for
 ``targets="soft"``).
 """
 
+import sys
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
@@ -25,6 +28,38 @@ def _estimator_has(attr):
         return hasattr(self.estimator_ if hasattr(self, "estimator_") else self.estimator, attr)
 
     return check
+
+
+def _is_skorch_classifier(estimator):
+    skorch = sys.modules.get("skorch")  # a skorch net exists only if skorch was imported
+    return skorch is not None and isinstance(estimator, skorch.NeuralNetClassifier)
+
+
+def _soft_target_settings(net):
+    """Criterion, split and validation score of a skorch net trained on probabilities."""
+    import torch
+    from skorch.callbacks import EpochScoring
+
+    from .neural import SoftNLLLoss
+
+    criterion = net.criterion
+    if isinstance(criterion, type) and issubclass(criterion, torch.nn.CrossEntropyLoss):
+        soft_criterion = criterion  # takes probability targets as they are
+    elif isinstance(criterion, type) and issubclass(criterion, torch.nn.NLLLoss):
+        soft_criterion = SoftNLLLoss
+    else:
+        raise TypeError(
+            "targets='soft' needs the net's criterion to be torch.nn.NLLLoss (module outputs "
+            f"probabilities) or torch.nn.CrossEntropyLoss (logits); got {criterion!r}."
+        )
+    settings = {"criterion": soft_criterion}
+    if net.train_split is not None:
+        settings["train_split"] = _StratifyOnArgmax(net.train_split)
+    if "valid_acc" in dict(net.get_default_callbacks()):
+        settings["callbacks__valid_acc"] = EpochScoring(
+            _soft_target_accuracy, name="valid_acc", lower_is_better=False
+        )
+    return settings
 
 
 class _StratifyOnArgmax:
@@ -54,14 +89,18 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
     Parameters
     ----------
     estimator : classifier
-        Trained on the aggregated targets. For ``targets="soft"``: a skorch
-        ``NeuralNetClassifier`` whose criterion is ``torch.nn.NLLLoss`` (its
-        module outputs probabilities, skorch's default) or
-        ``torch.nn.CrossEntropyLoss`` (logits); it is trained with the soft
-        counterpart (:class:`skcrowd.neural.SoftNLLLoss`, or
-        ``CrossEntropyLoss`` with probability targets), its ``classes`` set
-        to the class indices, its train/valid split stratified on the most
-        probable class and its ``valid_acc`` measured against it.
+        Trained on the features of the voted tasks and the class *indices*
+        of their aggregated labels (``classes_[i]`` is the label of index
+        ``i``), so it also works with string labels. A skorch
+        ``NeuralNetClassifier`` gets ``classes=range(n_classes)``: one output
+        per class, even for a class the aggregator never predicts. For
+        ``targets="soft"`` it must be such a net, with criterion
+        ``torch.nn.NLLLoss`` (its module outputs probabilities, skorch's
+        default) or ``torch.nn.CrossEntropyLoss`` (logits); it is trained with
+        the soft counterpart (:class:`skcrowd.neural.SoftNLLLoss`, or
+        ``CrossEntropyLoss`` with probability targets), its train/valid split
+        stratified on the most probable class and its ``valid_acc`` measured
+        against it.
     aggregator : aggregator, default=None
         Anything with ``fit(votes)``, ``predict``, ``predict_proba`` and
         ``classes_`` (an aggregator of :mod:`skcrowd.aggregation`). ``None``:
@@ -130,38 +169,20 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
             aggregator.set_params(missing_label=self.missing_label)
         return aggregator
 
-    def _soft_estimator(self, n_classes):
-        """The skorch net, set up for probability targets."""
-        import torch
-        from skorch import NeuralNetClassifier
-        from skorch.callbacks import EpochScoring
-
-        from .neural import SoftNLLLoss
-
-        if not isinstance(self.estimator, NeuralNetClassifier):
+    def _make_estimator(self, n_classes):
+        """Clone of ``estimator``; a skorch net gets ``classes=range(n_classes)`` (and soft setup)."""
+        estimator = clone(self.estimator)
+        if self.targets == "hard" and not _is_skorch_classifier(estimator):
+            return estimator
+        if not _is_skorch_classifier(estimator):
             raise TypeError(
                 "targets='soft' trains a skorch NeuralNetClassifier on class probabilities; got "
                 f"{type(self.estimator).__name__}. Use targets='hard' for other classifiers."
             )
-        estimator = clone(self.estimator)
-        criterion = estimator.criterion
-        if isinstance(criterion, type) and issubclass(criterion, torch.nn.CrossEntropyLoss):
-            soft_criterion = criterion  # takes probability targets as they are
-        elif isinstance(criterion, type) and issubclass(criterion, torch.nn.NLLLoss):
-            soft_criterion = SoftNLLLoss
-        else:
-            raise TypeError(
-                "targets='soft' needs the net's criterion to be torch.nn.NLLLoss (module "
-                "outputs probabilities) or torch.nn.CrossEntropyLoss (logits); got "
-                f"{criterion!r}."
-            )
-        params = {"criterion": soft_criterion, "classes": list(range(n_classes))}
-        if estimator.train_split is not None:
-            params["train_split"] = _StratifyOnArgmax(estimator.train_split)
-        if "valid_acc" in dict(estimator.get_default_callbacks()):
-            params["callbacks__valid_acc"] = EpochScoring(
-                _soft_target_accuracy, name="valid_acc", lower_is_better=False
-            )
+        # one output column per class index, even for classes never aggregated
+        params = {"classes": list(range(n_classes))}
+        if self.targets == "soft":
+            params.update(_soft_target_settings(estimator))
         return estimator.set_params(**params)
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -187,7 +208,15 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
                 "AggregatedTargetClassifier requires y to be passed, but the target y is None: "
                 "pass the votes matrix (n_tasks, n_workers)."
             )
-        validate_data(self, X, skip_check_array=True)
+        validate_data(self, X, skip_check_array=True)  # X is the estimator's to validate
+        if sp.issparse(X):
+            X = X.tocsr()  # row indexing below
+        elif not hasattr(X, "__getitem__"):
+            X = np.asarray(X)  # an array-like that only converts
+        if not sp.issparse(y) and not hasattr(y, "columns"):
+            y = np.asanyarray(y)  # keeps a masked array's mask
+            if y.ndim == 1:
+                y = y.reshape(-1, 1)  # one vote per task; aggregators take 2-D votes
         votes = check_votes(y, missing_label=self.missing_label, name="y")
         n_samples = _num_samples(X)
         if n_samples != votes.n_tasks:
@@ -197,26 +226,21 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
         self.aggregator_ = self._make_aggregator().fit(y)
         self.classes_ = np.asarray(self.aggregator_.classes_)
         voted = np.flatnonzero(votes.votes_per_task() > 0)
-        X_voted = _safe_indexing(X, voted)
         if self.targets == "hard":
-            target = np.asarray(self.aggregator_.predict(y))[voted]
-            self.estimator_ = clone(self.estimator)
+            labels = np.asarray(self.aggregator_.predict(y))[voted]
+            target = np.searchsorted(self.classes_, labels)  # class indices
         else:
             target = np.asarray(self.aggregator_.predict_proba(y), dtype=np.float32)[voted]
-            self.estimator_ = self._soft_estimator(len(self.classes_))
-        self.estimator_.fit(X_voted, target, **fit_params)
+        self.estimator_ = self._make_estimator(len(self.classes_))
+        self.estimator_.fit(_safe_indexing(X, voted), target, **fit_params)
         return self
 
     def _estimator_proba(self, X):
         check_is_fitted(self)
-        validate_data(self, X, skip_check_array=True, reset=False)
         proba = self.estimator_.predict_proba(X)
-        if self.targets == "soft":
-            return proba
-        # the estimator saw only the labels the aggregator predicted
-        columns = np.searchsorted(self.classes_, self.estimator_.classes_)
+        # columns: the class indices the estimator saw (a skorch net: all of them)
         out = np.zeros((proba.shape[0], len(self.classes_)), dtype=np.float64)
-        out[:, columns] = proba
+        out[:, np.asarray(self.estimator_.classes_, dtype=np.int64)] = proba
         return out
 
     @available_if(_estimator_has("predict_proba"))
@@ -250,8 +274,7 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
         check_is_fitted(self)
         if self.targets == "soft":
             return self.classes_[self._estimator_proba(X).argmax(axis=1)]
-        validate_data(self, X, skip_check_array=True, reset=False)
-        return self.estimator_.predict(X)
+        return self.classes_[np.asarray(self.estimator_.predict(X), dtype=np.int64)]
 
     def score(self, X, y, sample_weight=None):
         """Tie-aware accuracy of the predictions against the majority vote of ``y``.

@@ -39,16 +39,16 @@ class CoNALClassifier(CrowdNetClassifier):
         Strength of the regularization rewarding ``W_g != W_r`` (the paper's
         best value on LabelMe and Music). 0 disables it.
     reg_norm : {"fro", "fro_squared"}, default="fro"
-        Distance between ``W_g`` and ``W_r``: the Frobenius norm (the
-        authors' public code) or its square (the paper's formula
-        ``-lambda sum_r ||W_g - W_r||^2``). The term is *subtracted* from the
-        loss, so it is unbounded below either way; but the squared distance
-        pulls with a force growing linearly in the distance and eventually
-        outruns the cross-entropy (whose gradient in the weights stays
-        bounded), so training diverges given enough epochs, while the plain
-        norm pulls with constant force ``reg_lambda`` per annotator and the
-        cross-entropy holds it for small ``reg_lambda``. Hence "fro" by
-        default.
+        Distance between ``W_g`` and each ``W_r``: the Frobenius norm (the
+        authors' public code) or its square (the paper's formula ``-lambda
+        sum_r ||W_g - W_r||^2``). The term is *subtracted* from the loss: it
+        rewards moving the layers apart and is unbounded below either way.
+        With the plain norm its pull is constant; squared, the pull grows
+        with the distance and eventually outweighs the cross-entropy, whose
+        gradient stays bounded, so training diverges: on a two-class toy
+        problem (300 full-batch Adam epochs, ``reg_lambda=1e-3``) the
+        training loss fell to -40 with "fro_squared" and stayed at +0.42
+        with "fro". Hence "fro" by default.
     embedding_dim : int, default=20
         Dimension of the instance and annotator embeddings of the auxiliary
         network (the paper searches 20-80).
