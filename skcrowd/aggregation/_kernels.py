@@ -77,7 +77,9 @@ _NEWTON_MIN_SCALE = 2.0**-30
 
 def _engine():
     if ENGINE not in ("numba", "numpy"):
-        raise ValueError(f"skcrowd.aggregation._kernels.ENGINE must be 'numba' or 'numpy', got {ENGINE!r}.")
+        raise ValueError(
+            f"skcrowd.aggregation._kernels.ENGINE must be 'numba' or 'numpy', got {ENGINE!r}."
+        )
     if ENGINE == "numba" and numba is None:
         raise ImportError("ENGINE='numba' needs numba: pip install 'skcrowd[fast]'.")
     return ENGINE
@@ -228,7 +230,8 @@ class DSBlockStatistics(NamedTuple):
     resp: np.ndarray
     """(n_tasks, K): posterior probability of each true class."""
     worker_counts: np.ndarray
-    """(n_workers, K, K): ``[j, l, k]`` = expected number of votes ``l`` by worker ``j`` on tasks of true class ``k``."""
+    """(n_workers, K, K): ``[j, l, k]`` = expected number of votes ``l`` by worker ``j`` on
+    tasks of true class ``k``."""
     class_counts: np.ndarray
     """(K,): expected number of tasks of each true class."""
     log_likelihood: float

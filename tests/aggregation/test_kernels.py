@@ -136,7 +136,8 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     log_priors = np.log(rng.dirichlet(np.ones(4)))
     resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
     monkeypatch.setattr(_kernels, "ENGINE", "numpy")
-    expected = (*ds_block_statistics(layout, log_conf_t, log_priors), ds_worker_counts(layout, resp))
+    expected = (*ds_block_statistics(layout, log_conf_t, log_priors),
+                ds_worker_counts(layout, resp))
     monkeypatch.setattr(_kernels, "ENGINE", "numba")
     if path != "one chunk":
         monkeypatch.setattr(_kernels, "PARALLEL_MIN_VOTES", 0)
