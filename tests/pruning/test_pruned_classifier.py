@@ -51,11 +51,10 @@ def test_default_pruner_is_a_waum_pruner():
     votes[0, 0] = 1 - votes[0, 0]
     model = PrunedClassifier(ShapeRecorder())
     assert model.pruner is None
-    try:
-        model.fit(X, votes)
-    except ImportError:  # pragma: no cover - DawidSkene not available yet
-        pytest.skip("skcrowd.aggregation.DawidSkene is not available")
+    model.fit(X, votes)
     assert isinstance(model.pruner_, WAUMPruner) and model.pruner_.alpha == 0.01
+    assert model.pruner_.aggregator_.__class__.__name__ == "DawidSkene"
+    assert (~model.pruner_.support_).sum() == 0  # floor(0.01 * 20)
 
 
 def test_pruning_label_noise_helps_a_noise_sensitive_classifier():

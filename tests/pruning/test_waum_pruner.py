@@ -127,13 +127,25 @@ def test_random_state_makes_fits_reproducible():
     np.testing.assert_array_equal(a, b)
 
 
-def test_recovers_tasks_whose_majority_is_wrong():
+@pytest.mark.parametrize("aggregator", [None, FixedConfusion()], ids=["dawid-skene", "fixed"])
+@pytest.mark.parametrize("method", ["waum", "aumc", "worker-wise"])
+def test_recovers_tasks_whose_majority_is_wrong(aggregator, method):
     X, votes, _ = noisy_blobs(n=60, n_flipped=6)
-    for method in ("waum", "aumc", "worker-wise"):
-        p = WAUMPruner(
-            0.1, aggregator=FixedConfusion(), method=method, n_epochs=20, random_state=0
-        ).fit(X, votes)
-        assert set(np.flatnonzero(~p.support_)) == set(range(6)), method
+    p = WAUMPruner(
+        0.1, aggregator=aggregator, method=method, n_epochs=20, random_state=0
+    ).fit(X, votes)
+    assert set(np.flatnonzero(~p.support_)) == set(range(6))
+
+
+def test_dawid_skene_reliabilities_reach_the_trust_scores():
+    # worker 2 answers at random: Dawid-Skene gives it a low diagonal, hence low trust
+    X, votes, _ = noisy_blobs(n=80, n_flipped=0)
+    votes[:, 2] = np.random.RandomState(0).randint(0, 2, size=80)
+    p = WAUMPruner(0.05, n_epochs=10, random_state=0).fit(X, votes)
+    diag = np.diagonal(p.aggregator_.confusion_matrices_, axis1=1, axis2=2)
+    assert diag[2].max() < diag[:2].min()
+    spammer = p.vote_workers_ == 2
+    assert p.trust_scores_[spammer].max() < p.trust_scores_[~spammer].min()
 
 
 def test_trust_scores_downweight_an_unreliable_worker():
