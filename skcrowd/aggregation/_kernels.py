@@ -326,7 +326,7 @@ def ds_worker_counts(layout, resp):
     array([[0.8, 0.2],
            [0.3, 0.7]])
     """
-    resp = np.ascontiguousarray(resp, dtype=np.float64)
+    resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
     K = layout.n_classes
     if _engine() == "numpy":
         return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)

@@ -239,6 +239,19 @@ def test_pickle_round_trip(model, votes):
     np.testing.assert_array_equal(restored.predict(votes), fitted.predict(votes))
 
 
+@pytest.mark.parametrize("model", ALL, ids=ids)
+def test_predicts_with_read_only_fitted_attributes(model, votes):
+    from sklearn.utils._testing import create_memmap_backed_data
+
+    fitted = clone(model).fit(votes)
+    restored = create_memmap_backed_data(fitted)  # arrays become read-only memmaps
+    np.testing.assert_allclose(restored.predict_proba(votes), fitted.predict_proba(votes),
+                               rtol=1e-12)
+    if "warm_start" in model.get_params():
+        restored.set_params(warm_start=True)
+        assert restored.fit(votes).n_iter_ <= 2  # resumes at the fitted optimum
+
+
 @pytest.mark.parametrize("model", [DawidSkene(init="random", n_init=2, max_iter=10),
                                    GLAD(init="random", n_init=2, max_iter=10)], ids=ids)
 def test_random_state_makes_random_init_deterministic(model, votes):
