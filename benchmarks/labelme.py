@@ -102,6 +102,15 @@ def methods(epochs, device):
     return rows
 
 
+def warm_up(X, votes, device):
+    """One-time costs out of the timings: numba compilation, torch's first optimizer step."""
+    from skcrowd import DawidSkene
+    from skcrowd.neural import CrowdLayerClassifier
+
+    DawidSkene().fit(votes)
+    CrowdLayerClassifier(max_epochs=1, train_split=None, device=device).fit(X, votes)
+
+
 def check_gpu_pickle_on_cpu(net, X):
     """Unpickle a GPU-fitted net in a process that sees no GPU; compare predictions."""
     path = REPO / "benchmarks" / "results"
@@ -151,6 +160,7 @@ def main(argv=None):
           f"{torch.get_num_threads()} CPU thread(s); {args.epochs} epochs; seeds "
           f"0..{args.seeds - 1}. Timings on a shared machine (2 cores shared with other "
           "jobs when on CPU): compare them within a table only.")
+    warm_up(X[:64], votes[:64], args.device)
     print()
     header = f"| {'method':<28} | {'test accuracy':>15} | {'ECE':>15} | {'wall s/run':>10} " \
              f"| {'CPU s/run':>9} |"

@@ -170,7 +170,7 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
         return aggregator
 
     def _make_estimator(self, n_classes):
-        """Clone of ``estimator``; a skorch net gets ``classes=range(n_classes)`` (and soft setup)."""
+        """Clone of ``estimator``; a skorch net gets ``classes=range(n_classes)``, soft setup."""
         estimator = clone(self.estimator)
         if self.targets == "hard" and not _is_skorch_classifier(estimator):
             return estimator

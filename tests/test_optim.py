@@ -143,3 +143,18 @@ def test_sam_in_a_plain_skorch_net_evaluates_the_closure_twice():
                         optimizer__base_optimizer=torch.optim.SGD, lr=0.1, max_epochs=1,
                         batch_size=20, train_split=None, verbose=0).fit(X, y)
     assert calls == [20, 20]
+
+
+def test_a_net_trained_with_sam_pickles():
+    import pickle
+
+    from sklearn.datasets import make_blobs
+
+    from skcrowd.neural import DeepEMClassifier
+
+    X, y = make_blobs(40, centers=2, random_state=0)
+    net = DeepEMClassifier(optimizer=SAM, optimizer__rho=0.1, lr=0.1, max_epochs=2,
+                           random_state=0).fit(X, np.c_[y, y])
+    copy = pickle.loads(pickle.dumps(net))
+    assert isinstance(copy.optimizer_, SAM)
+    np.testing.assert_array_equal(copy.predict_proba(X), net.predict_proba(X))

@@ -187,7 +187,8 @@ class CrowdNetMixin:
 
     Subclasses define ``_crowd_parameter_constraints`` (their own parameters),
     ``_check_fit_data`` (validation and encoding of ``X`` and ``y``),
-    ``_default_module(**module_kwargs)`` (the backbone when ``module=None``), ``_make_noise_model()``,
+    ``_default_module(**module_kwargs)`` (the backbone when ``module=None``),
+    ``_make_noise_model()``,
     ``_stratification_labels(targets)`` and ``_validation_scoring()``.
     """
 
@@ -248,7 +249,7 @@ class CrowdNetMixin:
             raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
         available = {
             "cuda": torch.cuda.is_available,
-            "mps": lambda: torch.backends.mps.is_available(),
+            "mps": torch.backends.mps.is_available,
         }.get(device.type, lambda: True)
         if not available():
             raise ValueError(

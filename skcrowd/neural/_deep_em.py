@@ -1,4 +1,4 @@
-"""DeepEMClassifier: EM with a neural network as the latent-class model (Rodrigues & Pereira, 2018)."""
+"""DeepEMClassifier: EM with a network as the latent-class model (Rodrigues & Pereira, 2018)."""
 
 from numbers import Integral, Real
 
@@ -16,7 +16,7 @@ __all__ = ["DeepEMClassifier"]
 
 
 class DeepEMClassifier(CrowdNetClassifier):
-    """Deep EM: a network and Dawid-Skene confusion matrices fitted by EM (Rodrigues & Pereira, 2018).
+    """Deep EM: a network and Dawid-Skene confusions fitted by EM (Rodrigues & Pereira, 2018).
 
     The true class ``z_i`` of task ``i`` is latent with prior ``p(z_i | x_i)``
     given by the network; annotator ``r`` votes ``l`` with probability

@@ -37,7 +37,8 @@ class MaskedMultiCrossEntropy(nn.Module):
     >>> import torch
     >>> from skcrowd.neural import MaskedMultiCrossEntropy
     >>> logits = torch.log(torch.tensor([[0.5, 0.5], [0.25, 0.75]]))
-    >>> round(MaskedMultiCrossEntropy()(logits, torch.tensor([0, 1])).item(), 4)  # -(log .5 + log .75)/2
+    >>> loss = MaskedMultiCrossEntropy()(logits, torch.tensor([0, 1]))
+    >>> round(loss.item(), 4)  # -(log .5 + log .75) / 2
     0.4904
     """
 

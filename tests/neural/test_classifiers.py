@@ -268,7 +268,8 @@ def test_verbose_prints_the_table_and_two_adds_a_progress_bar(capsys):
 
 
 def test_import_skcrowd_does_not_import_torch():
-    code = "import skcrowd, sys; skcrowd.AggregatedTargetClassifier; assert 'torch' not in sys.modules"
+    code = ("import skcrowd, sys; skcrowd.AggregatedTargetClassifier; "
+            "assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
