@@ -23,6 +23,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
 
 from ._aum import _margins_at
 
@@ -63,7 +64,7 @@ class _EpochMargins:
     def __call__(self, model):
         self.n_epochs += 1
         proba = np.asarray(model.predict_proba(self.X_eval), dtype=np.float64)
-        n_eval = self.rows.max() + 1
+        n_eval = _num_samples(self.X_eval)
         if proba.shape != (n_eval, self.n_classes):
             raise ValueError(
                 f"margin_estimator.predict_proba returned shape {proba.shape} for {n_eval} "
