@@ -255,3 +255,21 @@ def test_pruning_with_a_sklearn_margin_model_never_imports_torch():
     )
     repo = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=repo)
+
+
+LABELME = Path(__file__).resolve().parents[2] / "../shared/data/labelme"
+
+
+def test_labelme_lowest_waum_tasks_often_have_a_wrong_majority():
+    """Real crowd (1 to 3 votes per task): gold labels are not used by the WAUM, yet the
+    majority vote is wrong far more often on the lowest-WAUM tasks than on the others."""
+    if not LABELME.is_dir():
+        pytest.skip(f"LabelMe data not found at {LABELME}")
+    from skcrowd.datasets import load_crowd_dataset
+
+    data = load_crowd_dataset(LABELME)
+    p = WAUMPruner(0.1, n_epochs=20, random_state=0).fit(data.data, data.votes)
+    wrong = check_votes(data.votes).counts().argmax(axis=1) != data.target
+    pruned = ~p.support_
+    assert pruned.sum() == 100
+    assert wrong[pruned].mean() > 2 * wrong[~pruned].mean()
