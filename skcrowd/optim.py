@@ -2,11 +2,12 @@
 
 SAM (Foret et al., ICLR 2021) seeks parameters whose whole neighbourhood has
 a low loss, which makes training robust to noisy labels (used on
-crowdsourced CIFAR-10 by Ferreira et al., SemEval-2021). Each step takes two
-forward/backward passes: one at the weights ``w`` to find the ascent
-direction ``e(w) = rho g / ||g||``, one at ``w + e(w)`` whose gradient the base
-optimizer applies to ``w``. ASAM (Kwon et al., ICML 2021, ``adaptive=True``)
-scales the neighbourhood by ``|w|``.
+crowdsourced CIFAR-10 by a "Learning from disagreements" system paper,
+SemEval-2021 task 12). Each step takes two forward/backward passes: one at
+the weights ``w`` to find the ascent direction ``e(w) = rho g / ||g||``, one
+at ``w + e(w)`` whose gradient the base optimizer applies to ``w``. ASAM
+(Kwon et al., ICML 2021, ``adaptive=True``) scales the neighbourhood by
+``|w|``.
 
 Batch normalization: the second pass must not update the running statistics
 (they would see every batch twice, once at perturbed weights). skcrowd's

@@ -105,6 +105,16 @@ def test_soft_targets_need_a_skorch_classifier(data):
 # -- soft targets (torch) ---------------------------------------------------------------
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Tiny nets train much faster on one thread than on two contended ones."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def constant_votes():
     """Every task: 7 votes for class 0, 3 for class 1 (vote frequencies 0.7 / 0.3)."""
     votes = np.tile(np.r_[np.zeros(7, int), np.ones(3, int)], (40, 1))
@@ -112,7 +122,7 @@ def constant_votes():
 
 
 @pytest.mark.parametrize("loss", ["NLLLoss", "CrossEntropyLoss"])
-def test_soft_targets_train_a_net_towards_the_aggregated_probabilities(loss):
+def test_soft_targets_train_a_net_towards_the_aggregated_probabilities(loss, one_torch_thread):
     torch = pytest.importorskip("torch")
     pytest.importorskip("skorch")
     from skorch import NeuralNetClassifier

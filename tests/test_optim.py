@@ -9,7 +9,7 @@ pytest.importorskip("skorch")
 from skcrowd.optim import SAM, frozen_batchnorm_stats  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
+@pytest.fixture(autouse=True)
 def one_torch_thread():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

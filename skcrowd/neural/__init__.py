@@ -1,7 +1,21 @@
 """Deep learning from crowds: skorch nets trained on features ``X`` and votes ``y``.
 
-Needs the ``deep`` extra (torch and skorch). ``import skcrowd`` does not
-import this package; its estimators are re-exported lazily at the top level.
+Estimators (re-exported lazily at the top level: ``import skcrowd`` does not
+import torch):
+
+- :class:`CrowdLayerClassifier` (MW, VW, VB, VW+B and softmax crowd layers),
+  :class:`CoNALClassifier` and :class:`DeepEMClassifier`: a backbone network
+  and an annotator-noise model trained on the observed votes;
+- :class:`CrowdLayerRegressor`: continuous answers, per-annotator scale/bias;
+- :class:`SequenceCrowdLayerClassifier`: per-token votes on sequences.
+
+Building blocks: the backbones (:class:`MLP`, :class:`GRUTagger`), the noise
+models (:class:`CrowdLayer`, :class:`CommonNoiseAdaptation`,
+:class:`ConfusionNoise`, :class:`RegressionCrowdLayer`), the losses and the
+train/valid split :class:`TaskHoldoutSplit`. Model selection without gold
+labels: the nets' ``score`` and the scorers of :mod:`skcrowd.metrics`; use
+``cv=KFold(n_splits, shuffle=True)`` (scikit-learn's default for a 2-D ``y``
+is an unshuffled ``KFold``). Needs the ``deep`` extra (torch and skorch).
 """
 
 from ._base import TaskHoldoutSplit, softmax
@@ -9,8 +23,6 @@ from ._conal import CoNALClassifier
 from ._crowdlayer import CrowdLayerClassifier
 from ._deep_em import DeepEMClassifier
 from ._losses import MaskedMSE, MaskedMultiCrossEntropy, SoftNLLLoss, observed_votes
-from ._regression import CrowdLayerRegressor
-from ._sequence import SequenceCrowdLayerClassifier
 from ._modules import (
     MLP,
     CommonNoiseAdaptation,
@@ -19,6 +31,8 @@ from ._modules import (
     GRUTagger,
     RegressionCrowdLayer,
 )
+from ._regression import CrowdLayerRegressor
+from ._sequence import SequenceCrowdLayerClassifier
 
 __all__ = [
     "CrowdLayerClassifier",

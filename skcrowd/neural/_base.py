@@ -48,7 +48,26 @@ __all__ = ["TaskHoldoutSplit", "softmax"]
 
 
 def softmax(logits):
-    """Class probabilities (float64) from logits: the default ``predict_nonlinearity``."""
+    """Class probabilities (float64) from logits: the nets' default ``predict_nonlinearity``.
+
+    Parameters
+    ----------
+    logits : torch.Tensor of shape (..., n_classes)
+        Class logits, as the backbones return them.
+
+    Returns
+    -------
+    torch.Tensor of shape (..., n_classes), dtype float64
+        Softmax over the last axis.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import softmax
+    >>> softmax(torch.tensor([[0.0, 0.0], [0.0, 2.0]])).numpy().round(3)
+    array([[0.5  , 0.5  ],
+           [0.119, 0.881]])
+    """
     return torch.softmax(logits.double(), dim=-1)
 
 
@@ -589,7 +608,9 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
 
         Tasks without votes are skipped; no gold labels are needed, so this
         works for model selection on held-out votes (see
-        :func:`skcrowd.metrics.mv_accuracy_score`).
+        :func:`skcrowd.metrics.mv_accuracy_score`). In cross-validation, pass
+        ``cv=KFold(n_splits, shuffle=True)``: scikit-learn's default for a
+        2-D ``y`` is an unshuffled ``KFold``.
 
         Parameters
         ----------

@@ -33,8 +33,8 @@ class CrowdLayerClassifier(CrowdNetClassifier):
         Annotator function: ``"MW"`` a ``K x K`` matrix per annotator
         (identity-initialised), ``"VW"`` a per-class scale vector, ``"VB"`` a
         per-class bias vector, ``"VW+B"`` both; ``"softmax"`` the
-        softmax-CrowdLayer of Ferreira et al. (2021), where each annotator's
-        matrix is normalised by a row softmax into a confusion matrix ``T_r``
+        softmax-CrowdLayer (SemEval-2021 task 12 system paper), where each
+        annotator's matrix is normalised by a row softmax into a confusion matrix ``T_r``
         and its vote probabilities are ``sigma @ T_r``. See
         :class:`skcrowd.neural.CrowdLayer`.
 {shared}
@@ -67,7 +67,7 @@ class CrowdLayerClassifier(CrowdNetClassifier):
     References
     ----------
     Rodrigues, F. and Pereira, F. C. (2018). Deep learning from crowds. AAAI.
-    Ferreira et al. (2021). Learning from disagreements (SemEval-2021 task 12
+    "Learning from disagreements" (SemEval-2021 task 12
     system paper): softmax-CrowdLayer and masked multi cross-entropy.
 
     Examples

@@ -14,8 +14,25 @@ from torch.nn import functional as F
 def observed_votes(votes):
     """``(task, worker, label)`` of the observed entries of a dense votes tensor.
 
-    ``votes`` holds class indices with ``-1`` for missing (classification), or
-    floats with NaN for missing (regression).
+    Parameters
+    ----------
+    votes : torch.Tensor of shape (n_tasks, n_workers)
+        Class indices with ``-1`` for missing (classification), or floats with
+        NaN for missing (regression).
+
+    Returns
+    -------
+    task, worker : torch.Tensor of shape (n_votes,), dtype int64
+        Row and column of each observed entry, in row-major order.
+    label : torch.Tensor of shape (n_votes,)
+        The entries themselves.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import observed_votes
+    >>> [t.tolist() for t in observed_votes(torch.tensor([[0, -1], [-1, 2]]))]
+    [[0, 1], [0, 1], [0, 2]]
     """
     observed = ~torch.isnan(votes) if votes.is_floating_point() else votes >= 0
     task, worker = observed.nonzero(as_tuple=True)
@@ -25,12 +42,13 @@ def observed_votes(votes):
 class MaskedMultiCrossEntropy(nn.Module):
     """Cross-entropy of the observed votes, averaged over the observed votes.
 
-    The "masked multi cross-entropy" of Rodrigues & Pereira (2018) and
-    Ferreira et al. (2021): each observed vote ``y_ri`` contributes
-    ``-log softmax(a_ri)[y_ri]`` for its annotator's vote logits ``a_ri``;
-    missing votes contribute nothing, and the sum is divided by the number
-    of observed votes of the batch (not by ``batch x n_workers``). A batch
-    without any vote gives a loss of 0, not NaN.
+    The "masked multi cross-entropy" of Rodrigues & Pereira (2018) and of the
+    softmax-CrowdLayer system paper (SemEval-2021 task 12): each observed
+    vote ``y_ri`` contributes ``-log softmax(a_ri)[y_ri]`` for its
+    annotator's vote logits ``a_ri``; missing votes contribute nothing, and
+    the sum is divided by the number of observed votes of the batch (not by
+    ``batch x n_workers``). A batch without any vote gives a loss of 0, not
+    NaN.
 
     Examples
     --------
@@ -49,7 +67,19 @@ class MaskedMultiCrossEntropy(nn.Module):
 
 
 class MaskedMSE(nn.Module):
-    """Squared error of the observed continuous votes, averaged over them (0 when none)."""
+    """Squared error of the observed continuous answers, averaged over them (0 when none).
+
+    The loss of :class:`CrowdLayerRegressor`: it receives each observed
+    answer's prediction and value only, so missing answers (NaN) contribute
+    nothing.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import MaskedMSE
+    >>> MaskedMSE()(torch.tensor([1.0, 2.0]), torch.tensor([0.0, 4.0])).item()
+    2.5
+    """
 
     def forward(self, predicted_votes, votes):
         return ((predicted_votes - votes) ** 2).sum() / max(len(votes), 1)

@@ -87,7 +87,7 @@ class CrowdLayer(nn.Module):
     - ``"VW"``: ``w_r * sigma``, a per-class scale;
     - ``"VB"``: ``sigma + b_r``, a per-class bias;
     - ``"VW+B"``: ``w_r * sigma + b_r``;
-    - ``"softmax"``: the softmax-CrowdLayer (Ferreira et al., SemEval-2021):
+    - ``"softmax"``: the softmax-CrowdLayer (SemEval-2021 task 12 system paper):
       each annotator's map is normalised by a softmax, ``T_r =
       softmax(W_r)`` row by row, and the vote probabilities are ``sigma @
       T_r``, a proper mixture over the true class. ``T_r`` starts with 0.9 on
@@ -99,6 +99,19 @@ class CrowdLayer(nn.Module):
         Number of annotators and classes.
     kind : {"MW", "VW", "VB", "VW+B", "softmax"}, default="MW"
         The annotator map.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import CrowdLayer
+    >>> layer = CrowdLayer(n_workers=3, n_classes=2, kind="MW")
+    >>> class_logits = torch.log(torch.tensor([[0.8, 0.2]]))  # one task
+    >>> task, worker = torch.tensor([0, 0]), torch.tensor([0, 2])  # two of its votes
+    >>> layer(class_logits, None, task, worker)  # identity at init: sigma itself
+    tensor([[0.8000, 0.2000],
+            [0.8000, 0.2000]], grad_fn=<SqueezeBackward1>)
+    >>> layer.confusions().shape
+    torch.Size([3, 2, 2])
     """
 
     def __init__(self, n_workers, n_classes, kind="MW"):
@@ -176,6 +189,16 @@ class CommonNoiseAdaptation(nn.Module):
         Dimension of the instance and annotator embeddings.
     annotator_features : ndarray of shape (n_workers, n_annotator_features), default=None
         Features of the annotators; ``None`` embeds their one-hot encoding.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import CommonNoiseAdaptation
+    >>> noise = CommonNoiseAdaptation(n_workers=3, n_classes=2, n_features=4)
+    >>> x, class_logits = torch.randn(5, 4), torch.randn(5, 2)
+    >>> task, worker = torch.tensor([0, 0, 4]), torch.tensor([0, 1, 2])
+    >>> noise(class_logits, x, task, worker).exp().sum(-1)  # vote distributions
+    tensor([1.0000, 1.0000, 1.0000], grad_fn=<SumBackward1>)
     """
 
     def __init__(
@@ -231,7 +254,23 @@ class ConfusionNoise(nn.Module):
     """Dawid-Skene noise with fixed confusion matrices (deep EM's M-step sets them).
 
     ``p(vote = l | x) = sum_c p(z = c | x) pi_r[c, l]``. The log-confusions are
-    a buffer, not a parameter: gradients never reach them.
+    a buffer, not a parameter: gradients never reach them. They start
+    uniform.
+
+    Parameters
+    ----------
+    n_workers, n_classes : int
+        Number of annotators and classes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import ConfusionNoise
+    >>> noise = ConfusionNoise(n_workers=1, n_classes=2)
+    >>> _ = noise.log_confusions.copy_(torch.log(torch.tensor([[[0.9, 0.1], [0.2, 0.8]]])))
+    >>> class_logits = torch.log(torch.tensor([[0.5, 0.5]]))
+    >>> noise(class_logits, None, torch.tensor([0]), torch.tensor([0])).exp()
+    tensor([[0.5500, 0.4500]])
     """
 
     def __init__(self, n_workers, n_classes):
@@ -256,6 +295,23 @@ class RegressionCrowdLayer(nn.Module):
     Annotator ``r``'s expected answer is ``s_r * mu`` (``"S"``), ``mu + b_r``
     (``"B"``) or ``s_r * mu + b_r`` (``"S+B"``), with ``s_r = 1`` and ``b_r =
     0`` at initialisation.
+
+    Parameters
+    ----------
+    n_workers : int
+        Number of annotators.
+    kind : {"S", "B", "S+B"}, default="S+B"
+        Scale, bias or both.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import RegressionCrowdLayer
+    >>> layer = RegressionCrowdLayer(n_workers=2, kind="B")
+    >>> with torch.no_grad():
+    ...     _ = layer.bias.copy_(torch.tensor([-1.0, 1.0]))
+    >>> layer(torch.tensor([[3.0]]), None, torch.tensor([0, 0]), torch.tensor([0, 1]))
+    tensor([2., 4.], grad_fn=<AddBackward0>)
     """
 
     def __init__(self, n_workers, kind="S+B"):

@@ -421,3 +421,16 @@ def test_labelme_crowd_layer_beats_majority_vote_training(shared_data):
     acc_mv = (mv.predict(X_test) == y_test).mean()
     assert acc_crowd_layer > 0.82  # paper 001: 0.832 (4x4x512 VGG16 maps)
     assert acc_crowd_layer > acc_mv + 0.02  # paper 001: DL-MV 0.767
+
+
+@pytest.mark.parametrize("Net", NETS)
+def test_unfitted_nets_raise_not_fitted_error(Net):
+    from sklearn.exceptions import NotFittedError
+
+    net = Net()
+    with pytest.raises(NotFittedError):
+        net.annotator_confusions_
+    with pytest.raises(NotFittedError):
+        net.predict(np.zeros((2, 2)))
+    with pytest.raises(NotFittedError):
+        net.annotation_log_likelihood(np.zeros((2, 2)), np.zeros((2, 1), dtype=int))
