@@ -36,6 +36,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring, EpochTimer, PassthroughScoring, PrintLog, ProgressBar
+from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator, is_dataset, to_tensor
 
 from ..metrics import mv_accuracy_score
@@ -632,6 +633,56 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         self._check_lengths(proba, targets)
         return mv_accuracy_score(self._item_votes(targets), proba.argmax(axis=-1).reshape(-1),
                                  classes=np.arange(len(self.classes_)))
+
+    def predict_annotator_proba(self, X, workers=None):
+        """Distribution of the vote each worker would give each sample.
+
+        The backbone's class probabilities passed through the fitted noise
+        model (crowd layer, noise adaptation layers or confusion matrices),
+        in evaluation mode: the crowd-model protocol of
+        :class:`skcrowd.SelfCrowdClassifier`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        workers : array-like of int, default=None
+            Worker indices (columns of the fitted votes); None means all.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_selected_workers, n_classes)
+            Rows sum to one; columns in the order of ``classes_``.
+        """
+        X = self._validate_X_or_dataset(X)
+        workers = np.arange(self.n_workers_) if workers is None else np.asarray(workers)
+        if workers.size == 0:
+            workers = workers.astype(np.int64)  # np.asarray([]) is float
+        if workers.ndim != 1 or workers.dtype.kind not in "iu":
+            raise ValueError(f"workers must be a 1-D array of worker indices, got {workers!r}.")
+        bad = (workers < 0) | (workers >= self.n_workers_)
+        if bad.any():
+            raise ValueError(
+                f"workers has worker {int(workers[bad][0])}, not one of the fitted workers "
+                f"0..{self.n_workers_ - 1}."
+            )
+        worker = torch.as_tensor(workers, device=self.device)
+        probas = []
+        self._set_training(False)
+        with torch.no_grad():
+            for batch in self.get_iterator(self.get_dataset(X), training=False):
+                Xi = unpack_data(batch)[0]
+                logits = self.infer(Xi)
+                items = logits.reshape(-1, logits.shape[-1])
+                task = torch.arange(len(items), device=items.device)
+                vote_logits = self.noise_model_(
+                    items, to_tensor(Xi, device=self.device),
+                    task.repeat_interleave(len(worker)), worker.repeat(len(items)),
+                )
+                proba = torch.softmax(vote_logits.double(), dim=-1)
+                shape = (*logits.shape[:-1], len(worker), len(self.classes_))
+                probas.append(proba.reshape(shape).cpu().numpy())
+        return np.concatenate(probas)
 
     def annotation_log_likelihood(self, X, votes):
         """Mean log-probability of the observed ``votes`` under the model's noise model.

@@ -198,6 +198,37 @@ def test_annotation_log_likelihood_uses_the_noise_model(Net, crowd):
     assert annotation_log_likelihood_scorer(net, X[:50], votes[:50]) == pytest.approx(value)
 
 
+@pytest.mark.parametrize("Net", NETS)
+def test_annotator_probabilities_agree_with_the_annotation_likelihood(Net, crowd):
+    X, _, votes, _ = crowd
+    net = Net(**SMALL).fit(X[:100], votes[:100])
+    proba = net.predict_annotator_proba(X[:60])
+    assert proba.shape == (60, 5, 2)
+    np.testing.assert_allclose(proba.sum(axis=-1), 1.0)
+    task, worker = np.nonzero(votes[:60] >= 0)
+    expected = np.log(proba[task, worker, votes[:60][task, worker]]).mean()
+    assert net.annotation_log_likelihood(X[:60], votes[:60]) == pytest.approx(expected)
+    np.testing.assert_allclose(net.predict_annotator_proba(X[:60], workers=[3, 1]),
+                               proba[:, [3, 1]])
+    assert net.predict_annotator_proba(X[:2], workers=[]).shape == (2, 0, 2)
+    with pytest.raises(ValueError, match="workers has worker 5, not one of the fitted"):
+        net.predict_annotator_proba(X[:2], workers=[0, 5])
+
+
+def test_self_crowd_trains_a_crowd_layer_net():
+    # SelfCrowdClassifier's crowd-model protocol: fit, predict_proba, predict_annotator_proba
+    from skcrowd import SelfCrowdClassifier
+
+    X, y = make_blobs(80, centers=[[-2, 0], [2, 0]], random_state=0)
+    votes = simulate_annotators(y, 6, accuracy=0.8, votes_per_task=2, random_state=0).votes
+    crowd_model = CrowdLayerClassifier(max_epochs=3, lr=0.05, module__hidden_units=8,
+                                       train_split=None)
+    clf = SelfCrowdClassifier(crowd_model, n_iterations=1, n_pseudo=20, random_state=0)
+    clf.fit(X, votes)
+    assert [h["n_added"] for h in clf.history_] == [0, 20]
+    assert clf.score(X, votes) > 0.8
+
+
 def test_grid_search_on_held_out_votes():
     X, y = make_blobs(120, centers=2, random_state=0)
     votes = simulate_annotators(y, 4, accuracy=0.8, random_state=0).votes
