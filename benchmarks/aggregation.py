@@ -19,9 +19,10 @@ default 50) with convergence checks off, in its own child process, whose peak re
   ``--competitor-python`` (default ``/tmp/benchenv/bin/python``). crowd-kit GLAD only up to
   ``--max-crowdkit-glad`` votes (default 1e5; it takes over 1200 s at 1e6).
 - ``peerannot-ds`` / ``peerannot-glad``: peerannot's ``DawidSkene(answers, n_workers,
-  n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K,
-  n_workers=W).run(epsilon=0, maxiter=iters)``, ``answers`` being the ``{task: {worker:
-  label}}`` dict they take; tqdm bars off. Its DS builds a dense tasks x workers x K tensor and
+  n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K, n_workers=W,
+  dataset=<temporary folder>).run(epsilon=0, maxiter=iters)`` (its ``run`` writes the fitted
+  abilities and difficulties there), ``answers`` being the ``{task: {worker: label}}`` dict they
+  take; tqdm bars and prints off. Its DS builds a dense tasks x workers x K tensor and
   its GLAD a dense tasks x workers matrix and loops in Python, so they run only up to
   ``--max-peerannot`` votes (default 1e4: its DS took 348 s for 50 iterations there).
 
@@ -177,7 +178,8 @@ def run_peerannot(method, data, iters):
             model = DawidSkene(answers=answers, n_workers=n_workers, n_classes=N_CLASSES)
             _, n_iter = model.run(epsilon=0.0, maxiter=iters)
         else:
-            model = GLAD(answers, n_classes=N_CLASSES, n_workers=n_workers)
+            model = GLAD(answers, n_classes=N_CLASSES, n_workers=n_workers,
+                         dataset=Path(tempfile.mkdtemp(prefix="peerannot-glad-")))
             model.run(epsilon=0.0, maxiter=iters)
             n_iter = iters
         labels = np.argmax(model.get_probas(), axis=1)

@@ -18,13 +18,18 @@ Two engines compute the same numbers (to rounding, about 1e-12):
   loops, parallel over tasks for the per-task work and over workers for the
   per-worker sums. Each thread owns the rows it writes, and every sum runs in
   a fixed order, so results do not depend on the number of threads. The
-  Dawid-Skene E-step is fused with its statistics: the tasks are cut into a
-  fixed number of chunks (by vote count, at most 16) and each chunk adds its
-  votes' posteriors into its own copy of the per-worker count tables, summed
-  at the end; when these copies would exceed 256 MB (very many workers), the
-  counts are instead summed per worker over the votes in worker order. Blocks
-  of fewer than ``PARALLEL_MIN_VOTES`` votes run on one thread: starting the
-  threads costs more than the work (ten times more on a busy machine).
+  Dawid-Skene E-step is fused with its statistics: the tasks are cut into
+  chunks of equal vote counts (their number depends on the block's size
+  only: at most 16, each with at least 8 votes per worker and class, their
+  tables within 256 MB) and each chunk adds its votes' posteriors into its
+  own copy of the per-worker count tables, summed at the end. When fewer than
+  two chunks qualify, one fused pass runs on one thread, unless the tables
+  outgrow the CPU caches (about 4 MB, many workers): then the counts are
+  summed in parallel over the votes in worker order. Blocks of fewer than
+  ``PARALLEL_MIN_VOTES`` votes run on one thread: starting the threads costs
+  more than the work (ten times more on a busy machine). On a machine busier
+  than its cores, two threads are no faster than one (measured on a shared
+  2-core machine); on an idle one they are about 1.8 times faster.
 - ``"numpy"``: scipy.sparse products (Dawid-Skene) and ``np.bincount`` (GLAD).
 
 The module attribute ``ENGINE`` selects the engine for later calls (it is
@@ -66,6 +71,7 @@ ENGINE = "numba" if numba is not None else "numpy"
 PARALLEL_MIN_VOTES = 100_000
 _MAX_CHUNKS = 16
 _CHUNK_MEMORY = 256 * 2**20  # bytes of per-chunk count tables of the fused DS pass
+_CACHE_BYTES = 4 * 2**20  # count tables beyond this size: worker-order pass
 
 
 # GLAD: bounds and stopping rule of the per-task Newton search on log(beta).
@@ -86,9 +92,9 @@ def _engine():
 
 
 @contextmanager
-def _threads_for(layout):
-    """Run the numba kernels of a small block on the calling thread only."""
-    if layout.n_votes >= PARALLEL_MIN_VOTES:
+def _threads(parallel):
+    """Run the numba kernels on all of numba's threads, or on the calling thread only."""
+    if parallel:
         yield
         return
     previous = numba.get_num_threads()
@@ -278,7 +284,7 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
     log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
     if _engine() == "numba":
-        with _threads_for(layout):
+        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
             _ds_e_step_numba(
                 layout.task_indptr, layout.worker, layout.label, log_confusions_t,
                 log_class_priors, resp, task_ll,
@@ -334,7 +340,7 @@ def ds_worker_counts(layout, resp):
         return _ds_chunks(layout, None, None, resp, None)
     counts = np.empty((layout.n_workers, K, K))
     indptr, _, task, label = layout.worker_order
-    with _threads_for(layout):
+    with _threads(True):
         _ds_worker_counts_numba(indptr, task, label, resp, counts)
     return counts
 
@@ -343,8 +349,12 @@ def _ds_n_chunks(layout):
     """Chunks of the fused numba pass (0: sum the counts in worker order instead)."""
     if layout.n_votes < PARALLEL_MIN_VOTES:
         return 1
-    n = min(_MAX_CHUNKS, _CHUNK_MEMORY // (8 * layout.n_workers * layout.n_classes**2))
-    return n if n >= 2 else 0
+    K = layout.n_classes
+    table = 8 * layout.n_workers * K * K
+    n = min(_MAX_CHUNKS, layout.n_votes // (8 * layout.n_workers * K), _CHUNK_MEMORY // table)
+    if n >= 2:
+        return n
+    return 0 if table > _CACHE_BYTES else 1
 
 
 def _ds_chunks(layout, log_confusions_t, log_class_priors, resp, task_ll):
@@ -355,7 +365,7 @@ def _ds_chunks(layout, log_confusions_t, log_class_priors, resp, task_ll):
     e_step = task_ll is not None
     if not e_step:  # typed placeholders of the unused inputs
         log_confusions_t, log_class_priors, task_ll = np.zeros((1, 1, K)), np.zeros(K), np.zeros(1)
-    with _threads_for(layout):
+    with _threads(n_chunks > 1):
         _ds_chunks_numba(layout.task_indptr, layout.worker, layout.label, log_confusions_t,
                          log_class_priors, resp, task_ll, layout.chunk_bounds(n_chunks),
                          partial, e_step)
@@ -489,7 +499,7 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     if _engine() == "numba":
         indptr, position, _, _ = layout.worker_order
         per_vote = np.empty((2, layout.n_votes))
-        with _threads_for(layout):
+        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
             _glad_e_step_numba(
                 layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
                 log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
@@ -644,7 +654,7 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     log_betas = np.zeros(layout.n_tasks)
     task_ll = np.empty(layout.n_tasks)
     if _engine() == "numba":
-        with _threads_for(layout):
+        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
             _glad_difficulties_numba(
                 layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
                 float(prior_scale), resp, log_betas, task_ll,

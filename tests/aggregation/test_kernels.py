@@ -130,7 +130,7 @@ def test_engines_agree_on_every_kernel(monkeypatch):
 def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     """Small blocks: one fused chunk; large ones: 16 chunks, or worker order for huge tables."""
     rng = np.random.default_rng(6)
-    votes = _random_votes(rng, n_tasks=300, n_workers=11, K=4)
+    votes = _random_votes(rng, n_tasks=600, n_workers=5, K=4, density=0.9)
     layout = BlockLayout(votes)
     log_conf_t = _random_log_confusions(rng, votes.n_workers, 4)
     log_priors = np.log(rng.dirichlet(np.ones(4)))
@@ -139,11 +139,13 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     expected = (*ds_block_statistics(layout, log_conf_t, log_priors),
                 ds_worker_counts(layout, resp))
     monkeypatch.setattr(_kernels, "ENGINE", "numba")
-    if path != "one chunk":
+    if path != "one chunk":  # as for a large block
         monkeypatch.setattr(_kernels, "PARALLEL_MIN_VOTES", 0)
-    if path == "worker order":
+    if path == "worker order":  # as for count tables larger than the caches
         monkeypatch.setattr(_kernels, "_CHUNK_MEMORY", 1)
-    assert _kernels._ds_n_chunks(layout) == {"one chunk": 1, "chunks": 16, "worker order": 0}[path]
+        monkeypatch.setattr(_kernels, "_CACHE_BYTES", 1)
+    n_chunks = _kernels._ds_n_chunks(layout)
+    assert n_chunks == {"one chunk": 1, "chunks": 16, "worker order": 0}[path]
     got = (*ds_block_statistics(layout, log_conf_t, log_priors), ds_worker_counts(layout, resp))
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
