@@ -538,6 +538,38 @@ def test_sklearn_compatible(estimator, check):
 
 
 # ---------------------------------------------------------------------------
+# The default crowd model
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.deep
+def test_default_crowd_model_is_the_papers_crowd_layer():
+    pytest.importorskip("skorch")
+    torch = pytest.importorskip("torch")
+    from skcrowd.neural import CrowdLayerClassifier
+
+    X, votes, truth = simulate(n_tasks=120, n_workers=6)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny net: threads only contend on a loaded machine
+    try:
+        clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=40, random_state=0).fit(X, votes)
+    finally:
+        torch.set_num_threads(threads)
+    net = clf.estimator_
+    assert isinstance(net, CrowdLayerClassifier)
+    assert (net.max_epochs, net.batch_size, net.lr, net.train_split) == (25, 512, 1e-3, None)
+    assert net.optimizer__weight_decay == 5e-4 and net.crowd_layer == "MW"
+    assert net.missing_label == -1 and isinstance(net.random_state, int)
+    # eq. 1: worker r's annotation distribution is softmax(f(x) @ W_r)
+    sigma = torch.as_tensor(net.predict_proba(X))
+    W = net.noise_model_.weight.detach().double()
+    expected = torch.softmax(torch.einsum("nk,rkl->nrl", sigma, W), dim=-1).numpy()
+    np.testing.assert_allclose(net.predict_annotator_proba(X), expected, atol=1e-6)
+    np.testing.assert_array_equal(clf.predict_proba(X), net.predict_proba(X))
+    assert clf.history_[1]["n_added"] == 40
+
+
+# ---------------------------------------------------------------------------
 # Real data
 # ---------------------------------------------------------------------------
 
