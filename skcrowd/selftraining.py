@@ -1,10 +1,10 @@
 """Self-Crowd: self-training with distribution-aware pseudo-annotations.
 
 Implements Algorithm 1 of Shi, Li & Huang, "Learning from crowds with sparse
-and imbalanced annotations" (paper 003 in the project's paper folder). A crowd
-model (by default :class:`skcrowd.neural.CrowdLayerClassifier`) is trained on
-the observed votes; it then predicts, for every (task, worker) pair the worker
-did not annotate, the worker's annotation distribution (eq. 1). The most
+and imbalanced annotations". A crowd model (by default
+:class:`skcrowd.neural.CrowdLayerClassifier`) is trained on the observed
+votes; it then predicts, for every (task, worker) pair the worker did not
+annotate, the worker's annotation distribution (eq. 1). The most
 confident predictions (lowest entropy, eq. 3) become pseudo-annotations, with
 per-class quotas that undersample the classes the model predicts most often
 (eq. 4-5); the crowd model is retrained on observed + pseudo-annotations and
@@ -243,7 +243,7 @@ def _select_at_random(model, X, pool, n_select, n_classes, budget, rng):
 class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Self-Crowd: self-training a crowd model with distribution-aware pseudo-annotations.
 
-    Algorithm 1 of Shi, Li & Huang (paper 003): train the crowd model on the
+    Algorithm 1 of Shi, Li & Huang (Self-Crowd): train the crowd model on the
     observed votes; predict each worker's annotation distribution (eq. 1)
     for the (task, worker) pairs that worker did not annotate; score each
     prediction by its entropy (eq. 3); add ``M`` of them, as hard labels, to
@@ -345,8 +345,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     References
     ----------
-    Y. Shi, S.-Y. Li and S.-J. Huang, "Learning from crowds with sparse and
-    imbalanced annotations", 2022 (paper 003 of the skcrowd paper folder).
+    Y. Shi, S.-Y. Li and S.-J. Huang. "Learning from crowds with sparse and
+    imbalanced annotations" (Self-Crowd): Algorithm 1, eq. 1-6.
 
     Examples
     --------
