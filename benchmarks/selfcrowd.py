@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run from a checkout without installing
 DATA = REPO / ".." / "shared" / "data" / "labelme"
 RULES = ("distribution", "confidence", "random")
 RULE_NAMES = {"distribution": "Self-Crowd", "confidence": "Self-Crowd_c", "random": "Self-Crowd_r"}
