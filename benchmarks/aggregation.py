@@ -246,8 +246,8 @@ def _runs(method, n_votes, args):
     return True
 
 
-def _fmt(value, width, precision):
-    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{precision}f}"
+def _fmt(value, width, spec):
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}"
 
 
 def print_table(rows):
@@ -266,9 +266,9 @@ def print_table(rows):
         if ref is not None and "error" not in ref:
             ratio = ref["total_s"] / max(ref["iters"], 1) / per_iter
         print(f"{r['method']:<20} {r['n_votes']:>8.0e} {r['iters']:>5} {per_iter:>9.4f} "
-              f"{_fmt(r.get('loop_s_per_iter'), 11, 4)} {r['total_s']:>9.2f} "
-              f"{_fmt(r.get('warm_up_s'), 9, 2)} {r['accuracy']:>8.4f} {r['peak_mb']:>8.0f} "
-              f"{_fmt(ratio, 7, 1)}")
+              f"{_fmt(r.get('loop_s_per_iter'), 11, '.4f')} {r['total_s']:>9.2f} "
+              f"{_fmt(r.get('warm_up_s'), 9, '.2f')} {r['accuracy']:>8.4f} {r['peak_mb']:>8.0f} "
+              f"{_fmt(ratio, 7, '.3g')}")
     sys.stdout.flush()
 
 
