@@ -13,9 +13,10 @@ from ._kernels import (
     safe_log,
 )
 
-# Gaussian priors, as in Whitehill et al.'s reference code: abilities ~ N(1, 1)
-# (workers better than random a priori), log(beta) ~ N(0, 1) (beta = 1, the
-# difficulty of an unknown task, a priori).
+# Gaussian priors with unit variance, as in Whitehill et al.'s reference code:
+# abilities ~ N(1, 1) (workers better than random a priori); log(beta) ~ N(0, 1),
+# centred on beta = 1, the difficulty given to a task nothing is known about (the
+# reference code centres log(beta) on 1, i.e. beta = e).
 _ABILITY_MEAN = 1.0
 _ABILITY_SCALE = 1.0
 _LOG_BETA_SCALE = 1.0
@@ -33,7 +34,9 @@ class GLAD(BaseEM):
     task, large is an ambiguous one. The true classes follow the class
     priors.
 
-    Priors (MAP): ``alpha_j ~ N(1, 1)`` and ``log(beta_i) ~ N(0, 1)``. The
+    Priors (MAP): ``alpha_j ~ N(1, 1)`` and ``log(beta_i) ~ N(0, 1)`` (unit
+    variances and the ability prior of Whitehill et al.'s reference code,
+    which centres ``log(beta)`` on 1 instead of 0). The
     class priors are fixed and uniform, as in Whitehill et al.'s model:
     learning them let the symmetric noise model explain class-biased workers
     by a skewed prevalence (accuracy on the bluebirds data of
@@ -166,9 +169,8 @@ class GLAD(BaseEM):
     # Parameters are (abilities, log_betas, log_class_priors).
 
     def _initial_statistics(self, layout, resp):
-        gradients = glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
-                                   np.zeros(layout.n_tasks))
-        return gradients
+        return glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
+                              np.zeros(layout.n_tasks))
 
     def _m_step(self, layout, resp, stats, params):
         if params is None:
