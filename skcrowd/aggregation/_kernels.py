@@ -42,7 +42,6 @@ normalization is a log-sum-exp.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from functools import cached_property
 from typing import NamedTuple
 
@@ -91,18 +90,9 @@ def _engine():
     return ENGINE
 
 
-@contextmanager
-def _threads(parallel):
-    """Run the numba kernels on all of numba's threads, or on the calling thread only."""
-    if parallel:
-        yield
-        return
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
+def _parallel(layout):
+    """Whether a block is large enough for the parallel numba drivers."""
+    return layout.n_votes >= PARALLEL_MIN_VOTES
 
 
 def safe_log(p):
@@ -284,11 +274,9 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
     log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
     if _engine() == "numba":
-        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
-            _ds_e_step_numba(
-                layout.task_indptr, layout.worker, layout.label, log_confusions_t,
-                log_class_priors, resp, task_ll,
-            )
+        kernel = _ds_e_step_parallel if _parallel(layout) else _ds_e_step_serial
+        kernel(layout.task_indptr, layout.worker, layout.label, log_confusions_t,
+               log_class_priors, resp, task_ll)
         return resp, task_ll
     resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
     resp += log_class_priors
@@ -340,8 +328,7 @@ def ds_worker_counts(layout, resp):
         return _ds_chunks(layout, None, None, resp, None)
     counts = np.empty((layout.n_workers, K, K))
     indptr, _, task, label = layout.worker_order
-    with _threads(True):
-        _ds_worker_counts_numba(indptr, task, label, resp, counts)
+    _ds_worker_counts_parallel(indptr, task, label, resp, counts)
     return counts
 
 
@@ -365,10 +352,9 @@ def _ds_chunks(layout, log_confusions_t, log_class_priors, resp, task_ll):
     e_step = task_ll is not None
     if not e_step:  # typed placeholders of the unused inputs
         log_confusions_t, log_class_priors, task_ll = np.zeros((1, 1, K)), np.zeros(K), np.zeros(1)
-    with _threads(n_chunks > 1):
-        _ds_chunks_numba(layout.task_indptr, layout.worker, layout.label, log_confusions_t,
-                         log_class_priors, resp, task_ll, layout.chunk_bounds(n_chunks),
-                         partial, e_step)
+    kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
+    kernel(layout.task_indptr, layout.worker, layout.label, log_confusions_t, log_class_priors,
+           resp, task_ll, layout.chunk_bounds(n_chunks), partial, e_step)
     return partial.sum(axis=0)
 
 
@@ -498,13 +484,16 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     curv_b = np.empty(layout.n_tasks)
     if _engine() == "numba":
         indptr, position, _, _ = layout.worker_order
-        per_vote = np.empty((2, layout.n_votes))
-        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
-            _glad_e_step_numba(
-                layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
-                log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
-            )
-            grad_a, curv_a = _segment_sums_numba(indptr, per_vote)
+        per_vote = layout.scratch("glad_per_vote", (2, layout.n_votes))
+        worker_sums = np.empty((2, layout.n_workers))
+        parallel = _parallel(layout)
+        (_glad_e_step_parallel if parallel else _glad_e_step_serial)(
+            layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
+            log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
+        )
+        (_segment_sums_parallel if parallel else _segment_sums_serial)(
+            indptr, per_vote, worker_sums)
+        grad_a, curv_a = worker_sums
     else:
         grad_a, curv_a = _glad_e_step_numpy(
             layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b, curv_b
@@ -654,11 +643,9 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     log_betas = np.zeros(layout.n_tasks)
     task_ll = np.empty(layout.n_tasks)
     if _engine() == "numba":
-        with _threads(layout.n_votes >= PARALLEL_MIN_VOTES):
-            _glad_difficulties_numba(
-                layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
-                float(prior_scale), resp, log_betas, task_ll,
-            )
+        kernel = _glad_difficulties_parallel if _parallel(layout) else _glad_difficulties_serial
+        kernel(layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
+               float(prior_scale), resp, log_betas, task_ll)
     else:
         _glad_difficulties_numpy(layout, abilities, log_class_priors, float(prior_scale), resp,
                                  log_betas, task_ll)
@@ -744,6 +731,11 @@ def _jit(func=None, **options):
 if numba is not None:
     prange = numba.prange
 
+    # Each kernel is a per-unit body (a task, a chunk of tasks) compiled once, and two
+    # drivers that loop over the units: ``*_serial`` (small blocks) and ``*_parallel``.
+    # Choosing the driver never changes numba's thread count, which with the OpenMP
+    # threading layer would also change the thread count of torch in the same process.
+
     @_jit(parallel=False)
     def _ds_task_posterior(start, stop, worker, label, log_conf_t, log_prior, row):
         """row <- posterior of one task's class; returns log p(votes of the task)."""
@@ -766,31 +758,50 @@ if numba is not None:
             row[k] *= scale
         return top + np.log(total)
 
-    @_jit
-    def _ds_e_step_numba(indptr, worker, label, log_conf_t, log_prior, resp, task_ll):
-        for i in prange(indptr.shape[0] - 1):
+    @_jit(parallel=False)
+    def _ds_e_step_serial(indptr, worker, label, log_conf_t, log_prior, resp, task_ll):
+        for i in range(indptr.shape[0] - 1):
             task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label, log_conf_t,
                                             log_prior, resp[i])
 
     @_jit
-    def _ds_chunks_numba(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
-                         partial, e_step):
+    def _ds_e_step_parallel(indptr, worker, label, log_conf_t, log_prior, resp, task_ll):
+        for i in prange(indptr.shape[0] - 1):
+            task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label, log_conf_t,
+                                            log_prior, resp[i])
+
+    @_jit(parallel=False)
+    def _ds_chunk(first, stop, indptr, worker, label, log_conf_t, log_prior, resp, task_ll,
+                  counts, e_step):
+        """Tasks first..stop-1: E-step (if e_step) and their counts added into ``counts``."""
         K = resp.shape[1]
-        for c in prange(bounds.shape[0] - 1):
-            counts = partial[c]
-            counts[:] = 0.0
-            for i in range(bounds[c], bounds[c + 1]):
-                row = resp[i]
-                if e_step:
-                    task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label,
-                                                    log_conf_t, log_prior, row)
-                for v in range(indptr[i], indptr[i + 1]):
-                    table = counts[worker[v], label[v]]
-                    for k in range(K):
-                        table[k] += row[k]
+        counts[:] = 0.0
+        for i in range(first, stop):
+            row = resp[i]
+            if e_step:
+                task_ll[i] = _ds_task_posterior(indptr[i], indptr[i + 1], worker, label,
+                                                log_conf_t, log_prior, row)
+            for v in range(indptr[i], indptr[i + 1]):
+                table = counts[worker[v], label[v]]
+                for k in range(K):
+                    table[k] += row[k]
+
+    @_jit(parallel=False)
+    def _ds_chunks_serial(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
+                          partial, e_step):
+        for c in range(bounds.shape[0] - 1):
+            _ds_chunk(bounds[c], bounds[c + 1], indptr, worker, label, log_conf_t, log_prior,
+                      resp, task_ll, partial[c], e_step)
 
     @_jit
-    def _ds_worker_counts_numba(worker_indptr, task, label, resp, counts):
+    def _ds_chunks_parallel(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
+                            partial, e_step):
+        for c in prange(bounds.shape[0] - 1):
+            _ds_chunk(bounds[c], bounds[c + 1], indptr, worker, label, log_conf_t, log_prior,
+                      resp, task_ll, partial[c], e_step)
+
+    @_jit
+    def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts):
         K = resp.shape[1]
         for j in prange(worker_indptr.shape[0] - 1):
             table = counts[j]
@@ -832,50 +843,70 @@ if numba is not None:
             row[k] /= total
         return top + np.log(total)
 
-    @_jit
-    def _glad_e_step_numba(indptr, worker, label, position, abilities, log_betas, log_prior,
-                           resp, task_ll, grad_b, curv_b, per_vote):
+    @_jit(parallel=False)
+    def _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas, log_prior,
+                          resp, task_ll, grad_b, curv_b, per_vote):
+        """Posterior of task i, its log-likelihood and gradient pieces (per vote for workers)."""
         K = log_prior.shape[0]
         log_km1 = np.log(max(K - 1, 1))
-        for i in prange(indptr.shape[0] - 1):
-            row = resp[i]
-            row[:] = 0.0
-            beta = np.exp(log_betas[i])
-            wrong_total = 0.0
-            for v in range(indptr[i], indptr[i + 1]):
-                lr, lw, _, _ = _sigmoid_terms_scalar(abilities[worker[v]] * beta)
-                lw -= log_km1
-                row[label[v]] += lr - lw
-                wrong_total += lw
-            task_ll[i] = _softmax_row(row, log_prior, wrong_total)
-            g = 0.0
-            c = 0.0
-            for v in range(indptr[i], indptr[i + 1]):
-                z = abilities[worker[v]] * beta
-                sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
-                residual = row[label[v]] - sig
-                g += residual * z
-                c += var * z * z
-                p = position[v]
-                per_vote[0, p] = residual * beta
-                per_vote[1, p] = var * beta * beta
-            grad_b[i] = g
-            curv_b[i] = c
+        row = resp[i]
+        row[:] = 0.0
+        beta = np.exp(log_betas[i])
+        wrong_total = 0.0
+        for v in range(indptr[i], indptr[i + 1]):
+            lr, lw, _, _ = _sigmoid_terms_scalar(abilities[worker[v]] * beta)
+            lw -= log_km1
+            row[label[v]] += lr - lw
+            wrong_total += lw
+        task_ll[i] = _softmax_row(row, log_prior, wrong_total)
+        g = 0.0
+        c = 0.0
+        for v in range(indptr[i], indptr[i + 1]):
+            z = abilities[worker[v]] * beta
+            sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
+            residual = row[label[v]] - sig
+            g += residual * z
+            c += var * z * z
+            p = position[v]
+            per_vote[0, p] = residual * beta
+            per_vote[1, p] = var * beta * beta
+        grad_b[i] = g
+        curv_b[i] = c
+
+    @_jit(parallel=False)
+    def _glad_e_step_serial(indptr, worker, label, position, abilities, log_betas, log_prior,
+                            resp, task_ll, grad_b, curv_b, per_vote):
+        for i in range(indptr.shape[0] - 1):
+            _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas,
+                              log_prior, resp, task_ll, grad_b, curv_b, per_vote)
 
     @_jit
-    def _segment_sums_numba(indptr, values):
-        n = indptr.shape[0] - 1
-        out0 = np.empty(n)
-        out1 = np.empty(n)
-        for j in prange(n):
-            s0 = 0.0
-            s1 = 0.0
-            for p in range(indptr[j], indptr[j + 1]):
-                s0 += values[0, p]
-                s1 += values[1, p]
-            out0[j] = s0
-            out1[j] = s1
-        return out0, out1
+    def _glad_e_step_parallel(indptr, worker, label, position, abilities, log_betas, log_prior,
+                              resp, task_ll, grad_b, curv_b, per_vote):
+        for i in prange(indptr.shape[0] - 1):
+            _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas,
+                              log_prior, resp, task_ll, grad_b, curv_b, per_vote)
+
+    @_jit(parallel=False)
+    def _segment_sum(values, start, stop, out, j):
+        """out[:, j] <- sums of the two rows of values over start..stop-1."""
+        s0 = 0.0
+        s1 = 0.0
+        for p in range(start, stop):
+            s0 += values[0, p]
+            s1 += values[1, p]
+        out[0, j] = s0
+        out[1, j] = s1
+
+    @_jit(parallel=False)
+    def _segment_sums_serial(indptr, values, out):
+        for j in range(indptr.shape[0] - 1):
+            _segment_sum(values, indptr[j], indptr[j + 1], out, j)
+
+    @_jit
+    def _segment_sums_parallel(indptr, values, out):
+        for j in prange(indptr.shape[0] - 1):
+            _segment_sum(values, indptr[j], indptr[j + 1], out, j)
 
     @_jit(parallel=False)
     def _glad_profile_task(start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
@@ -908,41 +939,54 @@ if numba is not None:
         hess = ET - S - U + ET2 - ET * ET - inv_var
         return f, grad, hess, U + inv_var, ll
 
-    @_jit
-    def _glad_difficulties_numba(indptr, worker, label, abilities, log_prior, prior_scale, resp,
-                                 log_betas, task_ll):
+    @_jit(parallel=False)
+    def _glad_difficulties_chunk(first, stop, indptr, worker, label, abilities, log_prior,
+                                 prior_scale, resp, log_betas, task_ll):
+        """Safeguarded Newton search of the MAP log(beta) of tasks first..stop-1."""
         K = log_prior.shape[0]
-        n = indptr.shape[0] - 1
         inv_var = 1.0 / (prior_scale * prior_scale)
         log_km1 = np.log(max(K - 1, 1))
-        n_chunks = min(n, 256)
-        for chunk in prange(n_chunks):
-            scratch = np.empty(K)
-            trial_row = np.empty(K)
-            for i in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
-                start, stop = indptr[i], indptr[i + 1]
-                row = resp[i]
-                b = 0.0
-                f, g, h, fi, ll = _glad_profile_task(start, stop, worker, label, abilities,
-                                                     log_prior, inv_var, log_km1, b, row,
-                                                     scratch)
-                scale = 1.0
-                for _ in range(_NEWTON_MAX_EVALS):
-                    step = -g / h if h < 0 else g / fi
-                    step = min(max(step, -1.0), 1.0) * scale
-                    if abs(step) < _NEWTON_STEP_TOL:
+        scratch = np.empty(K)
+        trial_row = np.empty(K)
+        for i in range(first, stop):
+            start, end = indptr[i], indptr[i + 1]
+            row = resp[i]
+            b = 0.0
+            f, g, h, fi, ll = _glad_profile_task(start, end, worker, label, abilities, log_prior,
+                                                 inv_var, log_km1, b, row, scratch)
+            scale = 1.0
+            for _ in range(_NEWTON_MAX_EVALS):
+                step = -g / h if h < 0 else g / fi
+                step = min(max(step, -1.0), 1.0) * scale
+                if abs(step) < _NEWTON_STEP_TOL:
+                    break
+                trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
+                f_t, g_t, h_t, fi_t, ll_t = _glad_profile_task(
+                    start, end, worker, label, abilities, log_prior, inv_var, log_km1, trial,
+                    trial_row, scratch)
+                if f_t >= f - 1e-12 * (1.0 + abs(f)):
+                    b, f, g, h, fi, ll = trial, f_t, g_t, h_t, fi_t, ll_t
+                    row[:] = trial_row
+                    scale = 1.0
+                else:
+                    scale *= 0.5
+                    if scale < _NEWTON_MIN_SCALE:
                         break
-                    trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
-                    f_t, g_t, h_t, fi_t, ll_t = _glad_profile_task(
-                        start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
-                        trial, trial_row, scratch)
-                    if f_t >= f - 1e-12 * (1.0 + abs(f)):
-                        b, f, g, h, fi, ll = trial, f_t, g_t, h_t, fi_t, ll_t
-                        row[:] = trial_row
-                        scale = 1.0
-                    else:
-                        scale *= 0.5
-                        if scale < _NEWTON_MIN_SCALE:
-                            break
-                log_betas[i] = b
-                task_ll[i] = ll
+            log_betas[i] = b
+            task_ll[i] = ll
+
+    @_jit(parallel=False)
+    def _glad_difficulties_serial(indptr, worker, label, abilities, log_prior, prior_scale,
+                                  resp, log_betas, task_ll):
+        _glad_difficulties_chunk(0, indptr.shape[0] - 1, indptr, worker, label, abilities,
+                                 log_prior, prior_scale, resp, log_betas, task_ll)
+
+    @_jit
+    def _glad_difficulties_parallel(indptr, worker, label, abilities, log_prior, prior_scale,
+                                    resp, log_betas, task_ll):
+        n = indptr.shape[0] - 1
+        n_chunks = min(n, 256)
+        for c in prange(n_chunks):
+            _glad_difficulties_chunk(c * n // n_chunks, (c + 1) * n // n_chunks, indptr, worker,
+                                     label, abilities, log_prior, prior_scale, resp, log_betas,
+                                     task_ll)
