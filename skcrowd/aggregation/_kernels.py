@@ -812,13 +812,13 @@ if numba is not None:
                 for k in range(K):
                     row[k] += r[k]
 
-    @_jit(parallel=False, inline="always")
+    @_jit(parallel=False)
     def _sigmoid_moments(e, z):
         """sigmoid(z) and sigmoid(z) sigmoid(-z) from e = exp(-|z|)."""
         inv = 1.0 / (1.0 + e)
         return (inv if z >= 0 else e * inv), e * inv * inv
 
-    @_jit(parallel=False, inline="always")
+    @_jit(parallel=False)
     def _sigmoid_terms_scalar(z):
         """The scalar :func:`_sigmoid_terms`."""
         e = np.exp(-abs(z))
