@@ -197,8 +197,9 @@ class CommonNoiseAdaptation(nn.Module):
     >>> noise = CommonNoiseAdaptation(n_workers=3, n_classes=2, n_features=4)
     >>> x, class_logits = torch.randn(5, 4), torch.randn(5, 2)
     >>> task, worker = torch.tensor([0, 0, 4]), torch.tensor([0, 1, 2])
-    >>> noise(class_logits, x, task, worker).exp().sum(-1)  # vote distributions
-    tensor([1.0000, 1.0000, 1.0000], grad_fn=<SumBackward1>)
+    >>> log_votes = noise(class_logits, x, task, worker)  # one vote distribution per row
+    >>> log_votes.shape, bool(torch.allclose(log_votes.exp().sum(-1), torch.ones(3)))
+    (torch.Size([3, 2]), True)
     """
 
     def __init__(
