@@ -186,6 +186,10 @@ class BlockLayout:
             array = self._scratch[name] = np.empty(shape)
         return array
 
+    def __getstate__(self):
+        # work arrays are not shipped (to a Dask worker, to disk): they are rebuilt on use
+        return {**self.__dict__, "_scratch": {}}
+
     @cached_property
     def indicator(self):
         """CSR ``(n_tasks, n_workers * K)``: one 1 per vote, at column ``worker * K + label``."""

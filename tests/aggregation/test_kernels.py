@@ -51,6 +51,16 @@ def test_layout_chunks_cut_votes_evenly_at_task_boundaries():
     assert per_chunk.max() - per_chunk.min() <= 2 * votes.votes_per_task().max()
 
 
+def test_layout_pickles_without_its_work_arrays():
+    import pickle
+
+    layout = BlockLayout(_random_votes(np.random.default_rng(0)))
+    layout.scratch("buffer", (1000, 1000))
+    restored = pickle.loads(pickle.dumps(layout))
+    assert restored._scratch == {} and len(pickle.dumps(layout)) < 100_000
+    np.testing.assert_array_equal(restored.task_indptr, layout.task_indptr)
+
+
 def test_layout_worker_order_lists_each_vote_once():
     votes = _random_votes(np.random.default_rng(0))
     layout = BlockLayout(votes)
