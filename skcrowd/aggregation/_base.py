@@ -11,23 +11,31 @@ runs ``n_init`` initializations of at most ``max_iter`` iterations and keeps
 the one with the best objective. Subclasses provide the model through
 ``_initial_statistics``, ``_m_step``, ``_e_step`` and ``_log_prior``; each
 E-step is one call of a per-block kernel (:mod:`._kernels`).
+
+The votes come from a *source* (:mod:`skcrowd.backends`) of blocks of whole
+tasks: one block in memory, streamed blocks out of core, partitions of a Dask
+cluster. Every iteration hands the parameters to each block (the rows of its
+workers), runs the same kernel there and sums the statistics, so the three
+sources give the same model.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
+import zlib
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..backends import MemoryVotes
+from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import check_votes
-from ._kernels import BlockLayout
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
@@ -40,6 +48,7 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
     _parameter_constraints: dict = {
         "missing_label": [numbers.Real, str, None],
         "n_classes": [Interval(Integral, 1, None, closed="left"), None],
+        "backend": [StrOptions(set(BACKENDS))],
     }
 
     def __sklearn_tags__(self):
@@ -83,9 +92,65 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
                            n_workers=self.n_features_in_, allow_no_votes=allow_no_votes,
                            name="X")
 
+    def _votes_source(self, X, *, reset, allow_no_votes=False):
+        """The source of the votes ``X`` (:mod:`skcrowd.backends`), and whether to close it.
+
+        A votes matrix is validated by :meth:`_validate_votes` and held in
+        memory; long-format votes (a parquet path, a pyarrow dataset, a dask
+        DataFrame, a source) are opened by :func:`skcrowd.backends._dispatch.open_votes`
+        according to ``backend``. ``reset=True`` records ``classes_``,
+        ``n_features_in_`` and, for long-format votes, ``worker_ids_``.
+        """
+        if not is_long_format(X):
+            if self.backend in ("outofcore", "dask"):
+                raise ValueError(
+                    f"backend={self.backend!r} needs long-format votes (a parquet path, a "
+                    "pyarrow dataset or a dask DataFrame with columns task, worker, label); "
+                    f"X is a {type(X).__name__}."
+                )
+            if reset:
+                self.__dict__.pop("worker_ids_", None)
+            votes = self._validate_votes(X, reset=reset, allow_no_votes=allow_no_votes)
+            return MemoryVotes(votes), False
+        if reset:
+            source, owned = open_votes(X, self.backend, n_classes=self.n_classes, name="X")
+            self.classes_ = source.classes
+            self.n_features_in_ = source.n_workers
+            self.worker_ids_ = source.worker_ids
+            self.__dict__.pop("feature_names_in_", None)
+            return source, owned
+        return open_votes(X, self.backend, classes=self.classes_, name="X",
+                          worker_ids=getattr(self, "worker_ids_",
+                                             np.arange(self.n_features_in_)))
+
     def _votes_for_prediction(self, X):
         check_is_fitted(self)
-        return self._validate_votes(X, reset=False, allow_no_votes=True)
+        return self._votes_source(X, reset=False, allow_no_votes=True)
+
+    def _task_output(self, source, out):
+        """Per-task output of a source: numpy for a votes matrix, indexed by task id otherwise.
+
+        Out of core and in memory, ``out`` is the array of the tasks in order;
+        on Dask it is already a dask collection indexed by task.
+        """
+        ids = source.task_ids() if isinstance(out, np.ndarray) else None
+        if ids is None:
+            return out
+        import pandas as pd
+
+        index = pd.Index(ids, name="task")
+        if out.ndim == 1:
+            return pd.Series(out, index=index)
+        return pd.DataFrame(out, index=index, columns=self.classes_)
+
+    def _labels(self, proba):
+        """Most probable class of each row of ``proba`` (numpy, pandas or dask)."""
+        if isinstance(proba, np.ndarray):
+            return self.classes_[np.argmax(proba, axis=1)]
+        if hasattr(proba, "map_partitions"):  # dask: stays lazy
+            meta = _argmax_labels(proba._meta, self.classes_)
+            return proba.map_partitions(_argmax_labels, self.classes_, meta=meta)
+        return _argmax_labels(proba, self.classes_)
 
     @abstractmethod
     def predict_proba(self, X):
@@ -121,8 +186,7 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         labels : ndarray of shape (n_tasks,)
             The most probable class of each task, in ``classes_``.
         """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return self._labels(self.predict_proba(X))
 
     def transform(self, X):
         """Soft labels, the same as :meth:`predict_proba`.
@@ -155,6 +219,13 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         return np.asarray([f"{prefix}_{c}" for c in self.classes_.tolist()], dtype=object)
 
 
+def _argmax_labels(frame, classes):
+    """Series of the most probable class of each row of a soft-label DataFrame."""
+    import pandas as pd
+
+    return pd.Series(classes[np.argmax(frame.to_numpy(), axis=1)], index=frame.index)
+
+
 def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
     """Vote frequencies of each task (paper 002, eq. 6); ``empty_row`` for a task without votes.
 
@@ -184,6 +255,14 @@ class BaseEM(BaseAggregator):
     log-likelihood and statistics under the new parameters), so that
     ``lower_bounds_[t]`` is the objective of the parameters of iteration
     ``t``. Iterations stop when the objective changes by less than ``tol``.
+
+    The E-step runs block by block on the votes' source: the per-worker
+    parameters go to each block as the rows of its workers, and the M-step
+    sees the statistics summed over blocks. ``_parameter_axes`` and
+    ``_statistic_axes`` name where each entry of the model's parameter and
+    statistic tuples lives: ``"worker"`` (one row per worker), ``"task"``
+    (one row per task, kept with the task's block; its M-step,
+    ``_task_m_step``, runs there) or ``"shared"``.
     """
 
     _parameter_constraints: dict = {
@@ -197,43 +276,62 @@ class BaseEM(BaseAggregator):
         "verbose": ["verbose"],
     }
 
+    _parameter_axes = ("worker", "shared")
+    _statistic_axes = ("worker", "shared")
+
     # -- model interface ------------------------------------------------------
+    # Parameters passed to and returned by _m_step, _log_prior, _set_fitted and
+    # _fitted_parameters are the "worker" and "shared" entries, in order; the
+    # per-block hooks (_e_step, _posterior, _soft_labels, _final_e_step,
+    # _task_parameters) get every entry, with the rows of the block's workers.
 
     @abstractmethod
     def _initial_statistics(self, layout, resp):
-        """Sufficient statistics of initial responsibilities, for the first M-step."""
+        """Sufficient statistics of a block's initial responsibilities, for the first M-step."""
 
     @abstractmethod
-    def _m_step(self, layout, resp, stats, params):
-        """New parameters from the E-step's statistics (``params`` is None on the first)."""
+    def _m_step(self, stats, params):
+        """New parameters from the summed statistics (``params`` is None on the first)."""
+
+    def _task_m_step(self, task_stats, task_params):
+        """New per-task parameters of a block (``task_params`` is None on the first)."""
+        raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
     def _e_step(self, layout, params, resp):
-        """Fill ``resp``; return ``(statistics, log-likelihood of the votes)``."""
+        """Fill ``resp`` (allocated when None); return ``(statistics, log-likelihood)``."""
 
     @abstractmethod
     def _log_prior(self, params):
         """Log-density of the parameters' prior, up to a constant."""
+
+    def _task_log_prior(self, task_params):
+        """Log-density of a block's per-task parameters' prior, up to a constant."""
+        raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
     def _set_fitted(self, params):
         """Store ``params`` as fitted attributes."""
 
     @abstractmethod
-    def _warm_start_parameters(self, layout):
-        """Parameters to resume from, built from the fitted attributes."""
+    def _fitted_parameters(self):
+        """Parameters built from the fitted attributes (warm start, prediction)."""
+
+    def _task_parameters(self, layout, params):
+        """Per-task parameters of a block for fitted ``params`` (warm start)."""
+        raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
-    def _posterior(self, layout, resp=None):
-        """Posteriors and per-task log-likelihoods under the fitted attributes."""
+    def _posterior(self, layout, params, resp=None):
+        """Posteriors and per-task log-likelihoods of a block under fitted ``params``."""
 
-    def _soft_labels(self, layout, resp=None):
+    def _soft_labels(self, layout, params, resp=None):
         """The soft labels that ``predict_proba`` returns."""
-        return self._posterior(layout, resp)[0]
+        return self._posterior(layout, params, resp)[0]
 
-    def _final_e_step(self, layout, resp):
-        """Soft labels of the fitted tasks, computed the way ``predict_proba`` does."""
-        return self._soft_labels(layout, resp)
+    def _final_e_step(self, layout, params):
+        """Soft labels of fitted tasks (as ``predict_proba``), and per-task fitted attributes."""
+        return self._soft_labels(layout, params), {}
 
     # -- fitting ----------------------------------------------------------------
 
@@ -242,9 +340,13 @@ class BaseEM(BaseAggregator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes: entry ``(i, j)`` is the label worker ``j`` gave task ``i``,
-            or ``missing_label``. Sparse input: stored entries are votes.
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes: a matrix of shape (n_tasks, n_workers) whose entry ``(i, j)``
+            is the label worker ``j`` gave task ``i``, or ``missing_label``
+            (sparse input: stored entries are votes); or long-format votes
+            (columns ``task``, ``worker``, ``label``) in a parquet file or
+            folder, a :class:`pyarrow.dataset.Dataset` (out of core) or a
+            ``dask.dataframe.DataFrame`` (on Dask); see :ref:`scale`.
         y : None
             Ignored.
 
@@ -266,38 +368,47 @@ class BaseEM(BaseAggregator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes.
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, as in :meth:`fit`.
         y : None
             Ignored.
 
         Returns
         -------
-        labels : ndarray of shape (n_tasks,)
-            Aggregated label of each task, in ``classes_``.
+        labels : ndarray of shape (n_tasks,), pandas Series or dask Series
+            Aggregated label of each task, in ``classes_``; for long-format
+            votes a Series indexed by task id (lazy on Dask).
         """
         warm = self.warm_start and hasattr(self, "converged_")
-        votes = self._validate_votes(X, reset=not warm)
-        layout = BlockLayout(votes, n_classes=len(self.classes_))
-        n_tasks = layout.n_tasks
-        resp = np.empty((n_tasks, layout.n_classes))
-        del votes
+        source, owned = self._votes_source(X, reset=not warm)
+        try:
+            return self._labels(self._fit_source(source, warm))
+        finally:
+            if owned:
+                source.close()
 
+    def _fit_source(self, source, warm):
+        """EM on the blocks of ``source``; returns the soft labels of its tasks."""
+        n_tasks = source.n_tasks
+        model = clone(self)  # what the blocks need: the parameters, not the fitted attributes
         random_state = check_random_state(self.random_state)
+        if self.init == "random" and not warm and _is_distributed(source):
+            random_state = random_state.randint(np.iinfo(np.int32).max)  # one seed per block
         best = None
         for init in range(1 if warm else self.n_init):
             if warm:
-                params = self._warm_start_parameters(layout)
-                stats, log_lik = self._e_step(layout, params, resp)
-                previous = (log_lik + self._log_prior(params)) / n_tasks
+                params = self._fitted_parameters()
+                stats, log_lik, task_prior = self._run_e_step(source, model, params, warm=True)
+                previous = (log_lik + self._log_prior(params) + task_prior) / n_tasks
             else:
-                self._initial_responsibilities(layout, random_state, resp)
-                stats, params, previous = self._initial_statistics(layout, resp), None, -np.inf
+                stats = source.map_reduce(_initial_block, args=(model, random_state),
+                                          stateful=True)
+                params, previous = None, -np.inf
             lower_bounds, converged = [], False
             for n_iter in range(1, self.max_iter + 1):
-                params = self._m_step(layout, resp, stats, params)
-                stats, log_lik = self._e_step(layout, params, resp)
-                lower_bound = (log_lik + self._log_prior(params)) / n_tasks
+                params = self._m_step(_merge(self, stats), params)
+                stats, log_lik, task_prior = self._run_e_step(source, model, params)
+                lower_bound = (log_lik + self._log_prior(params) + task_prior) / n_tasks
                 lower_bounds.append(lower_bound)
                 change, previous = lower_bound - previous, lower_bound
                 if self.verbose >= 2:
@@ -320,8 +431,28 @@ class BaseEM(BaseAggregator):
                 ConvergenceWarning,
             )
         self._set_fitted(params)
-        proba = self._final_e_step(layout, resp)
-        return self.classes_[np.argmax(proba, axis=1)]
+        tables, shared = self._split_parameters(params)
+        if _is_distributed(source):  # per-task outputs stay on the cluster
+            return source.map_tasks(_soft_label_block, tables, (model, shared),
+                                    columns=self.classes_)
+        proba, task_attributes = source.map_tasks(_final_block, tables, (model, shared))
+        for name, value in task_attributes.items():
+            setattr(self, name, value)
+        return self._task_output(source, proba)
+
+    def _split_parameters(self, params):
+        """(per-worker tables, shared entries) of the M-step's parameters."""
+        axes = [a for a in self._parameter_axes if a != "task"]
+        return (tuple(p for p, a in zip(params, axes) if a == "worker"),
+                tuple(p for p, a in zip(params, axes) if a == "shared"))
+
+    def _run_e_step(self, source, model, params, warm=False):
+        """One E-step over the blocks: (summed statistics, log-likelihood, task log-prior)."""
+        tables, shared = self._split_parameters(params)
+        per_worker, other = source.map_reduce(_e_step_block, tables, (model, shared, warm),
+                                              stateful=True)
+        *other, log_lik, task_prior = other
+        return (per_worker, tuple(other)), log_lik, task_prior
 
     def _initial_responsibilities(self, layout, random_state, resp):
         """Fill ``resp``: naive soft labels (paper 002, algorithm 2 line 1; a task without votes
@@ -336,6 +467,17 @@ class BaseEM(BaseAggregator):
 
     # -- prediction -------------------------------------------------------------
 
+    def _map_fitted(self, X, fn):
+        """``fn`` on the blocks of ``X`` under the fitted parameters: per-task output."""
+        source, owned = self._votes_for_prediction(X)
+        try:
+            tables, shared = self._split_parameters(self._fitted_parameters())
+            out = source.map_tasks(fn, tables, (clone(self), shared), columns=self.classes_)
+            return self._task_output(source, out)
+        finally:
+            if owned:
+                source.close()
+
     def predict_proba(self, X):
         """Soft labels (posterior probability of each class) of each task.
 
@@ -344,39 +486,39 @@ class BaseEM(BaseAggregator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes, with the fitted workers as columns.
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, with the fitted workers (as columns of a matrix, or as
+            worker ids of long-format votes).
 
         Returns
         -------
-        proba : ndarray of shape (n_tasks, n_classes)
-            Rows sum to one; columns follow ``classes_``.
+        proba : ndarray of shape (n_tasks, n_classes), pandas or dask DataFrame
+            Rows sum to one; columns follow ``classes_``. Long-format votes
+            give a DataFrame indexed by task id (lazy on Dask).
         """
-        votes = self._votes_for_prediction(X)
-        return self._soft_labels(BlockLayout(votes, n_classes=len(self.classes_)))
+        return self._map_fitted(X, _soft_label_block)
 
     def score_samples(self, X):
         """Log-likelihood of the votes of each task under the fitted model.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
             Votes.
 
         Returns
         -------
-        log_likelihood : ndarray of shape (n_tasks,)
+        log_likelihood : ndarray of shape (n_tasks,), pandas or dask Series
             ``log p(votes of task i)``; 0 for a task without votes.
         """
-        votes = self._votes_for_prediction(X)
-        return self._posterior(BlockLayout(votes, n_classes=len(self.classes_)))[1]
+        return self._map_fitted(X, _log_likelihood_block)
 
     def score(self, X, y=None):
         """Mean per-task log-likelihood of the votes (higher is better).
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
             Votes, for instance held-out tasks of the fitted workers.
         y : None
             Ignored.
@@ -385,5 +527,80 @@ class BaseEM(BaseAggregator):
         -------
         score : float
         """
-        return float(np.mean(self.score_samples(X)))
+        mean = np.mean(self.score_samples(X))
+        return float(mean.compute() if hasattr(mean, "compute") else mean)
 
+
+# -- block functions (module level: they run on Dask workers too) ----------------------------
+
+
+def _is_distributed(source):
+    return hasattr(source, "client")
+
+
+def _merge(model, stats):
+    """The M-step's statistics: summed per-worker and shared entries, back in model order."""
+    sources = dict(zip(("worker", "shared"), map(iter, stats)))
+    return tuple(next(sources[a]) for a in model._statistic_axes if a != "task")
+
+
+def _split_statistics(model, stats):
+    """(per-worker, shared, per-task) entries of a block's statistics."""
+    axes = model._statistic_axes
+    return tuple(tuple(s for s, a in zip(stats, axes) if a == kind)
+                 for kind in ("worker", "shared", "task"))
+
+
+def _block_parameters(model, tables, shared, task_params=None):
+    """The full parameter tuple of a block, in model order (per-task entries None if not given)."""
+    if task_params is None:
+        task_params = (None,) * model._parameter_axes.count("task")
+    sources = {"worker": iter(tables), "shared": iter(shared), "task": iter(task_params)}
+    return tuple(next(sources[a]) for a in model._parameter_axes)
+
+
+def _has_task_parameters(model):
+    return "task" in model._parameter_axes
+
+
+def _initial_block(block, tables, model, random_state, state):
+    """Statistics of a block's initial responsibilities; the block keeps its per-task ones."""
+    layout = block.layout
+    if not isinstance(random_state, np.random.RandomState):  # a seed: one stream per block
+        key = 0 if block.tasks is None else zlib.crc32(repr(block.tasks[0]).encode())
+        random_state = np.random.RandomState([random_state, key])
+    resp = np.empty((layout.n_tasks, layout.n_classes))
+    model._initial_responsibilities(layout, random_state, resp)
+    per_worker, shared, task_stats = _split_statistics(
+        model, model._initial_statistics(layout, resp))
+    return per_worker, shared, (task_stats, None)
+
+
+def _e_step_block(block, tables, model, shared, warm, state):
+    """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, prior), state)."""
+    layout = block.layout
+    task_params = None
+    if _has_task_parameters(model):
+        if warm:
+            task_params = model._task_parameters(layout, _block_parameters(model, tables, shared))
+        else:
+            task_stats, task_params = state
+            task_params = model._task_m_step(task_stats, task_params)
+    resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
+    stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
+                                   resp)
+    per_worker, shared_stats, task_stats = _split_statistics(model, stats)
+    task_prior = model._task_log_prior(task_params) if task_params is not None else 0.0
+    return per_worker, (*shared_stats, log_lik, task_prior), (task_stats, task_params)
+
+
+def _soft_label_block(block, tables, model, shared, state):
+    return model._soft_labels(block.layout, _block_parameters(model, tables, shared))
+
+
+def _log_likelihood_block(block, tables, model, shared, state):
+    return model._posterior(block.layout, _block_parameters(model, tables, shared))[1]
+
+
+def _final_block(block, tables, model, shared, state):
+    return model._final_e_step(block.layout, _block_parameters(model, tables, shared))

@@ -65,6 +65,11 @@ class DawidSkene(BaseEM):
     missing_label : int, float, str or None, default=-1
         Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
         None entries).
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
+        Where the votes are processed. "auto" follows the type of ``X``: a
+        votes matrix in memory, a parquet path or pyarrow dataset out of core,
+        a dask DataFrame on Dask. "memory" reads long-format votes into
+        memory; "dask" runs a parquet path on Dask. See :ref:`scale`.
 
     Attributes
     ----------
@@ -89,6 +94,10 @@ class DawidSkene(BaseEM):
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
         Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes (a
+        parquet path, a pyarrow dataset or a dask DataFrame): the rows of the
+        per-worker attributes follow it.
 
     See Also
     --------
@@ -142,6 +151,7 @@ class DawidSkene(BaseEM):
         warm_start=False,
         verbose=0,
         missing_label=-1,
+        backend="auto",
     ):
         self.n_classes = n_classes
         self.smoothing = smoothing
@@ -153,6 +163,7 @@ class DawidSkene(BaseEM):
         self.warm_start = warm_start
         self.verbose = verbose
         self.missing_label = missing_label
+        self.backend = backend
 
     # Parameters are (log_confusions_t, log_class_priors) with
     # log_confusions_t[j, l, k] = log P(worker j answers l | true class k).
@@ -165,17 +176,21 @@ class DawidSkene(BaseEM):
     def _initial_statistics(self, layout, resp):
         return ds_worker_counts(layout, resp), resp.sum(axis=0)
 
-    def _m_step(self, layout, resp, stats, params):
+    def _m_step(self, stats, params):
         worker_counts, class_counts = stats
-        K = layout.n_classes
+        K = len(class_counts)
         confusion_pc, prior_pc = self._pseudo_counts(K)
-        numerator = worker_counts + confusion_pc.T  # [j, l, k]
-        total = numerator.sum(axis=1, keepdims=True)
+        # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
+        confusions_t = worker_counts  # [j, l, k]
+        confusions_t += confusion_pc.T
+        total = confusions_t.sum(axis=1, keepdims=True)
+        np.divide(confusions_t, total, out=confusions_t, where=total > 0)
         # a row without mass (possible only with smoothing=0) is uniform
-        confusions_t = np.divide(numerator, total, out=np.full_like(numerator, 1.0 / K),
-                                 where=total > 0)
+        confusions_t.transpose(0, 2, 1)[total[:, 0, :] <= 0] = 1.0 / K
+        np.maximum(confusions_t, np.finfo(np.float64).tiny, out=confusions_t)  # safe_log
+        np.log(confusions_t, out=confusions_t)
         priors = class_counts + prior_pc
-        return safe_log(confusions_t), safe_log(priors / priors.sum())
+        return confusions_t, safe_log(priors / priors.sum())
 
     def _e_step(self, layout, params, resp):
         stats = ds_block_statistics(layout, *params, resp=resp)
@@ -192,14 +207,14 @@ class DawidSkene(BaseEM):
         self.confusion_matrices_ = np.exp(log_confusions_t).transpose(0, 2, 1).copy()
         self.class_priors_ = np.exp(log_priors)
 
-    def _warm_start_parameters(self, layout):
+    def _fitted_parameters(self):
         return (
             np.ascontiguousarray(safe_log(self.confusion_matrices_).transpose(0, 2, 1)),
             safe_log(self.class_priors_),
         )
 
-    def _posterior(self, layout, resp=None):
-        return ds_e_step(layout, *self._warm_start_parameters(layout), resp=resp)
+    def _posterior(self, layout, params, resp=None):
+        return ds_e_step(layout, *params, resp=resp)
 
 
 class WeightedDawidSkene(DawidSkene):
@@ -226,6 +241,7 @@ class WeightedDawidSkene(DawidSkene):
     warm_start : bool, default=False
     verbose : int, default=0
     missing_label : int, float, str or None, default=-1
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
         All as in :class:`DawidSkene`.
 
     Attributes
@@ -240,6 +256,7 @@ class WeightedDawidSkene(DawidSkene):
     lower_bounds_ : list of float
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_workers,)
+    worker_ids_ : ndarray of shape (n_workers,)
         As in :class:`DawidSkene`.
 
     See Also
@@ -266,13 +283,14 @@ class WeightedDawidSkene(DawidSkene):
     array([[0.459, 0.541]])
     """
 
-    def _soft_labels(self, layout, resp=None):
+    def _soft_labels(self, layout, params, resp=None):
+        log_confusions_t, log_priors = params
         K = layout.n_classes
         classes = np.arange(K)
-        weights = self.confusion_matrices_[:, classes, classes][layout.worker, layout.label]
+        weights = np.exp(log_confusions_t[:, classes, classes])[layout.worker, layout.label]
         scores = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=weights,
                              minlength=layout.n_tasks * K).reshape(layout.n_tasks, K)
         total = scores.sum(axis=1, keepdims=True)
         np.divide(scores, total, out=scores, where=total > 0)
-        scores[total[:, 0] <= 0] = self.class_priors_
+        scores[total[:, 0] <= 0] = np.exp(log_priors)
         return scores

@@ -86,6 +86,11 @@ class GLAD(BaseEM):
     missing_label : int, float, str or None, default=-1
         Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
         None entries).
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
+        Where the votes are processed. "auto" follows the type of ``X``: a
+        votes matrix in memory, a parquet path or pyarrow dataset out of core,
+        a dask DataFrame on Dask. "memory" reads long-format votes into
+        memory; "dask" runs a parquet path on Dask. See :ref:`scale`.
 
     Attributes
     ----------
@@ -114,6 +119,10 @@ class GLAD(BaseEM):
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
         Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes (a
+        parquet path, a pyarrow dataset or a dask DataFrame): the rows of the
+        per-worker attributes follow it.
 
     See Also
     --------
@@ -155,6 +164,7 @@ class GLAD(BaseEM):
         warm_start=False,
         verbose=0,
         missing_label=-1,
+        backend="auto",
     ):
         self.n_classes = n_classes
         self.init = init
@@ -165,29 +175,34 @@ class GLAD(BaseEM):
         self.warm_start = warm_start
         self.verbose = verbose
         self.missing_label = missing_label
+        self.backend = backend
 
-    # Parameters are (abilities, log_betas, log_class_priors).
+    # Parameters are (abilities, log_betas, log_class_priors); statistics are the
+    # gradients and curvatures of the expected complete log-likelihood in the
+    # abilities and in the log-difficulties. The log-difficulties, their
+    # statistics and their Newton step belong to the tasks: they stay with the
+    # task's block (the per-task half of the M-step runs there).
+    _parameter_axes = ("worker", "task", "shared")
+    _statistic_axes = ("worker", "worker", "task", "task")
 
     def _initial_statistics(self, layout, resp):
         return glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
                               np.zeros(layout.n_tasks))
 
-    def _m_step(self, layout, resp, stats, params):
-        if params is None:
-            abilities = np.full(layout.n_workers, _ABILITY_MEAN)
-            log_betas = np.zeros(layout.n_tasks)
-        else:
-            abilities, log_betas, _ = params
-        grad_a, curv_a, grad_b, curv_b = stats
+    def _m_step(self, stats, params):
+        grad_a, curv_a = stats
+        abilities = np.full(len(grad_a), _ABILITY_MEAN) if params is None else params[0]
         inv_var_a = 1.0 / _ABILITY_SCALE**2
-        inv_var_b = 1.0 / _LOG_BETA_SCALE**2
         step_a = (grad_a - inv_var_a * (abilities - _ABILITY_MEAN)) / (curv_a + inv_var_a)
+        K = len(self.classes_)
+        return abilities + np.clip(step_a, -1.0, 1.0), np.full(K, -np.log(K))
+
+    def _task_m_step(self, task_stats, task_params):
+        grad_b, curv_b = task_stats
+        log_betas = np.zeros(len(grad_b)) if task_params is None else task_params[0]
+        inv_var_b = 1.0 / _LOG_BETA_SCALE**2
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
-        return (
-            abilities + np.clip(step_a, -1.0, 1.0),
-            np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),
-            np.full(layout.n_classes, -np.log(layout.n_classes)),
-        )
+        return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
 
     def _e_step(self, layout, params, resp):
         st = glad_block_statistics(layout, *params, resp=resp)
@@ -196,29 +211,33 @@ class GLAD(BaseEM):
         return stats, float(st.task_log_likelihood.sum())
 
     def _log_prior(self, params):
-        abilities, log_betas, _ = params
-        return float(
-            -0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2
-            - 0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2
-        )
+        abilities, _ = params
+        return float(-0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2)
+
+    def _task_log_prior(self, task_params):
+        (log_betas,) = task_params
+        return float(-0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2)
 
     def _set_fitted(self, params):
-        abilities, _, log_priors = params
+        abilities, log_priors = params
         self.abilities_ = abilities
         self.class_priors_ = np.exp(log_priors)
 
-    def _difficulties(self, layout, resp=None):
-        return glad_task_difficulties(layout, self.abilities_, safe_log(self.class_priors_),
-                                      prior_scale=_LOG_BETA_SCALE, resp=resp)
+    def _fitted_parameters(self):
+        return self.abilities_.copy(), safe_log(self.class_priors_)
 
-    def _warm_start_parameters(self, layout):
-        return self.abilities_.copy(), self._difficulties(layout)[1], safe_log(self.class_priors_)
+    def _difficulties(self, layout, params, resp=None):
+        abilities, _, log_priors = params
+        return glad_task_difficulties(layout, abilities, log_priors, prior_scale=_LOG_BETA_SCALE,
+                                      resp=resp)
 
-    def _posterior(self, layout, resp=None):
-        resp, _, task_ll = self._difficulties(layout, resp)
+    def _task_parameters(self, layout, params):
+        return (self._difficulties(layout, params)[1],)
+
+    def _posterior(self, layout, params, resp=None):
+        resp, _, task_ll = self._difficulties(layout, params, resp)
         return resp, task_ll
 
-    def _final_e_step(self, layout, resp):
-        resp, log_betas, _ = self._difficulties(layout, resp)
-        self.difficulties_ = np.exp(-log_betas)
-        return resp
+    def _final_e_step(self, layout, params):
+        resp, log_betas, _ = self._difficulties(layout, params)
+        return resp, {"difficulties_": np.exp(-log_betas)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
@@ -27,6 +29,11 @@ class MajorityVote(BaseAggregator):
     missing_label : int, float, str or None, default=-1
         Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
         None entries).
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
+        Where the votes are processed. "auto" follows the type of ``X``: a
+        votes matrix in memory, a parquet path or pyarrow dataset out of core,
+        a dask DataFrame on Dask. "memory" reads long-format votes into
+        memory; "dask" runs a parquet path on Dask. See :ref:`scale`.
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
@@ -44,6 +51,10 @@ class MajorityVote(BaseAggregator):
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
         Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes (a
+        parquet path, a pyarrow dataset or a dask DataFrame): the rows of the
+        per-worker attributes follow it.
 
     See Also
     --------
@@ -76,8 +87,9 @@ class MajorityVote(BaseAggregator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, missing_label=-1, n_classes=None, random_state=None):
+    def __init__(self, *, missing_label=-1, n_classes=None, random_state=None, backend="auto"):
         self.missing_label = missing_label
+        self.backend = backend
         self.n_classes = n_classes
         self.random_state = random_state
 
@@ -98,8 +110,12 @@ class MajorityVote(BaseAggregator):
         self : object
             The fitted aggregator.
         """
-        votes = self._validate_votes(X, reset=True)
-        counts = np.bincount(votes.label, minlength=votes.n_classes)
+        source, owned = self._votes_source(X, reset=True)
+        try:
+            _, (counts,) = source.map_reduce(_label_counts_block)
+        finally:
+            if owned:
+                source.close()
         self.class_priors_ = counts / counts.sum()
         return self
 
@@ -116,8 +132,14 @@ class MajorityVote(BaseAggregator):
         proba : ndarray of shape (n_tasks, n_classes)
             Rows sum to one; a task without votes gets ``class_priors_``.
         """
-        votes = self._votes_for_prediction(X)
-        return naive_soft_labels(votes.task, votes.label, votes.n_tasks, self.class_priors_)
+        source, owned = self._votes_for_prediction(X)
+        try:
+            proba = source.map_tasks(_naive_soft_labels_block, args=(self.class_priors_,),
+                                     columns=self.classes_)
+            return self._task_output(source, proba)
+        finally:
+            if owned:
+                source.close()
 
     def predict(self, X):
         """Most voted class of each task, ties broken at random.
@@ -134,7 +156,39 @@ class MajorityVote(BaseAggregator):
             of the fit (ties at random too).
         """
         proba = self.predict_proba(X)
-        tied = proba == proba.max(axis=1, keepdims=True)
-        # the largest of independent uniforms over the tied classes is a uniform pick
-        draws = check_random_state(self.random_state).uniform(size=proba.shape)
-        return self.classes_[np.argmax(np.where(tied, draws, -1.0), axis=1)]
+        random_state = check_random_state(self.random_state)
+        if isinstance(proba, np.ndarray):
+            return _break_ties(proba, self.classes_, random_state)
+        if hasattr(proba, "map_partitions"):  # dask: one seed, a stream per partition
+            seed = random_state.randint(np.iinfo(np.int32).max)
+            meta = _break_ties_frame(proba._meta, self.classes_, seed)
+            return proba.map_partitions(_break_ties_frame, self.classes_, seed, meta=meta)
+        return _break_ties_frame(proba, self.classes_, random_state)
+
+
+def _break_ties(proba, classes, random_state):
+    """Most voted class of each row, ties broken by uniform draws of ``random_state``."""
+    tied = proba == proba.max(axis=1, keepdims=True)
+    # the largest of independent uniforms over the tied classes is a uniform pick
+    draws = random_state.uniform(size=proba.shape)
+    return classes[np.argmax(np.where(tied, draws, -1.0), axis=1)]
+
+
+def _break_ties_frame(frame, classes, random_state):
+    """:func:`_break_ties` on a soft-label DataFrame; an int seed gets a stream per frame."""
+    import pandas as pd
+
+    if not isinstance(random_state, np.random.RandomState):
+        key = zlib.crc32(repr(frame.index[:1].tolist()).encode())
+        random_state = np.random.RandomState([random_state, key])
+    return pd.Series(_break_ties(frame.to_numpy(), classes, random_state), index=frame.index)
+
+
+def _label_counts_block(block, tables, state):
+    v = block.votes
+    return (), (np.bincount(v.label, minlength=v.n_classes),), state
+
+
+def _naive_soft_labels_block(block, tables, empty_row, state):
+    v = block.votes
+    return naive_soft_labels(v.task, v.label, v.n_tasks, empty_row)

@@ -37,6 +37,20 @@ class VoteBlock:
         local numbers are the crowd-wide ones (a source of one in-memory block).
     tasks : array-like of shape (votes.n_tasks,) or None
         Original id of each task of the block, in block order (None: positions).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.backends import VoteBlock
+    >>> # votes of tasks "a" (workers 7 and 3) and "b" (worker 7); worker 7 is the busiest
+    >>> block = VoteBlock.from_encoded(
+    ...     task_start=np.array([True, False, True]), worker=np.array([7, 3, 7]),
+    ...     label=np.array([1, 0, 1]), tasks=np.array(["a", "b"]),
+    ...     activity_rank=np.array([8, 7, 6, 1, 5, 4, 3, 0, 2]), classes=np.array([0, 1]))
+    >>> block.workers, block.votes.worker  # local worker 0 is crowd-wide worker 7
+    (array([7, 3]), array([0, 1, 0]))
+    >>> block.votes.task, block.layout.task_indptr
+    (array([0, 0, 1]), array([0, 2, 3]))
     """
 
     votes: Votes
@@ -101,6 +115,16 @@ def run_block(fn, block, tables, args, state):
     return fn(block, local, *args, state)
 
 
+def concatenate_tasks(parts):
+    """Concatenate per-block per-task outputs: arrays, or tuples or dicts of arrays."""
+    first = parts[0]
+    if isinstance(first, tuple):
+        return tuple(concatenate_tasks([p[k] for p in parts]) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {k: concatenate_tasks([p[k] for p in parts]) for k in first}
+    return np.concatenate(parts)
+
+
 class StatisticsSum:
     """Running sum of block statistics ``(per-worker tuple, other tuple)``.
 
@@ -115,8 +139,13 @@ class StatisticsSum:
 
     def add(self, workers, per_worker, other):
         if self.per_worker is None:
-            self.per_worker = tuple(np.zeros((self.n_workers, *np.shape(s)[1:])) for s in per_worker)
             self.other = tuple(np.zeros(np.shape(s)) for s in other)
+            if workers is None:  # crowd-wide rows: the first block's statistics start the sums
+                self.per_worker = tuple(np.asarray(s, dtype=np.float64) for s in per_worker)
+                self.other = tuple(total + s for total, s in zip(self.other, other))
+                return
+            self.per_worker = tuple(np.zeros((self.n_workers, *np.shape(s)[1:]))
+                                    for s in per_worker)
         for total, s in zip(self.per_worker, per_worker):
             if workers is None:
                 total += s
@@ -168,7 +197,7 @@ class MemoryVotes:
         for block in source.blocks(with_tasks=True):
             v = block.votes
             task.append(v.task + offset)
-            worker.append(block.workers[v.worker])
+            worker.append(v.worker if block.workers is None else block.workers[v.worker])
             label.append(v.label)
             ids.append(np.asarray(block.tasks))
             offset += v.n_tasks
@@ -201,6 +230,6 @@ class MemoryVotes:
             self._state = state
         return tuple(per_worker), tuple(other)
 
-    def map_tasks(self, fn, tables=(), args=(), *, stateful=False):
-        """``fn(block, local_tables, *args, state)`` of every block, a per-task array, in order."""
+    def map_tasks(self, fn, tables=(), args=(), *, stateful=False, columns=None):
+        """``fn(block, local_tables, *args, state)`` of the block: per-task output."""
         return run_block(fn, self.block, tables, args, self._state if stateful else None)

@@ -95,7 +95,15 @@ def get_client(client=None):
 
 
 def close_embedded_cluster():
-    """Close the embedded LocalCluster, if one was started (it restarts on next use)."""
+    """Close the embedded LocalCluster, if one was started (it restarts on next use).
+
+    It is closed at exit anyway; close it to free its threads and memory sooner.
+
+    Examples
+    --------
+    >>> from skcrowd.backends import close_embedded_cluster
+    >>> close_embedded_cluster()  # nothing to do when none was started
+    """
     with _embedded_lock:
         client, cluster = _embedded.pop("client", None), _embedded.pop("cluster", None)
     if client is not None:
@@ -153,8 +161,9 @@ class DaskVotes:
     client : distributed.Client, default=None
         The client to use; by default :func:`get_client`'s.
     npartitions : int, default=None
-        Number of task partitions (blocks); by default the larger of the frame's number of
-        partitions and the cluster's number of threads.
+        Number of task partitions (blocks); by default the cluster's number of threads. Every
+        block sends back statistics for the workers present in it, nearly the whole crowd when
+        workers vote often, so fewer, larger blocks move less data per iteration.
     name : str, default="votes"
         Name of the argument, used in error messages.
 
@@ -280,7 +289,7 @@ class DaskVotes:
             _encode_partition, pd.Index(self.worker_ids), class_index, label_is_float,
             meta={"task": frame.dtypes["task"], "worker": np.int32, "label": np.int16})
         if npartitions is None:
-            npartitions = max(frame.npartitions, sum(client.nthreads().values()))
+            npartitions = sum(client.nthreads().values())
         shuffled = encoded.shuffle("task", npartitions=int(npartitions))
         rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True,
                                         hash=False)
