@@ -91,8 +91,8 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
     >>> truth = X @ [2.0, -1.0, 0.5]
     >>> answers = truth[:, None] + [-1.0, 0.0, 1.0]      # three biased annotators
     >>> answers[rng.rand(*answers.shape) < 0.3] = np.nan  # missing answers
-    >>> reg = CrowdLayerRegressor(max_epochs=200, lr=0.01, train_split=None,
-    ...                           random_state=0).fit(X, answers)
+    >>> reg = CrowdLayerRegressor(max_epochs=60, lr=0.03, batch_size=200,
+    ...                           train_split=None, random_state=0).fit(X, answers)
     >>> reg.annotator_biases_.round(1)
     array([-1., -0.,  1.])
     """
