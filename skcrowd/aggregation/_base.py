@@ -382,13 +382,17 @@ class BaseEM(BaseAggregator):
         warm = self.warm_start and hasattr(self, "converged_")
         source, owned = self._votes_source(X, reset=not warm)
         try:
-            return self._labels(self._fit_source(source, warm))
+            return self._fit_source(source, warm)
         finally:
             if owned:
                 source.close()
 
     def _fit_source(self, source, warm):
-        """EM on the blocks of ``source``; returns the soft labels of its tasks."""
+        """EM on the blocks of ``source``; returns the labels of its tasks.
+
+        Per-worker parameters stay in the source's order of the workers
+        (``source.worker_order``) until they are stored.
+        """
         n_tasks = source.n_tasks
         model = clone(self)  # what the blocks need: the parameters, not the fitted attributes
         random_state = check_random_state(self.random_state)
@@ -397,7 +401,7 @@ class BaseEM(BaseAggregator):
         best = None
         for init in range(1 if warm else self.n_init):
             if warm:
-                params = self._fitted_parameters()
+                params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
                 stats, log_lik, task_prior = self._run_e_step(source, model, params, warm=True)
                 previous = (log_lik + self._log_prior(params) + task_prior) / n_tasks
             else:
@@ -430,15 +434,30 @@ class BaseEM(BaseAggregator):
                 f"(last change of the objective above tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
             )
-        self._set_fitted(params)
         tables, shared = self._split_parameters(params)
+        self._set_fitted(self._reorder_workers(params, source.worker_order, inverse=True))
         if _is_distributed(source):  # per-task outputs stay on the cluster
-            return source.map_tasks(_soft_label_block, tables, (model, shared),
-                                    columns=self.classes_)
-        proba, task_attributes = source.map_tasks(_final_block, tables, (model, shared))
+            return self._labels(source.map_tasks(_soft_label_block, tables, (model, shared),
+                                                 columns=self.classes_))
+        best_class, task_attributes = source.map_tasks(_final_block, tables, (model, shared))
         for name, value in task_attributes.items():
             setattr(self, name, value)
-        return self._task_output(source, proba)
+        return self._task_output(source, self.classes_[best_class])
+
+    def _reorder_workers(self, params, order, inverse=False):
+        """``params`` with the per-worker rows in ``order`` (or put back, ``inverse=True``)."""
+        if order is None:
+            return params
+        axes = [a for a in self._parameter_axes if a != "task"]
+        out = []
+        for p, a in zip(params, axes):
+            if a == "worker" and inverse:
+                p, reordered = np.empty_like(p), p
+                p[order] = reordered
+            elif a == "worker":
+                p = p[order]
+            out.append(p)
+        return tuple(out)
 
     def _split_parameters(self, params):
         """(per-worker tables, shared entries) of the M-step's parameters."""
@@ -471,7 +490,8 @@ class BaseEM(BaseAggregator):
         """``fn`` on the blocks of ``X`` under the fitted parameters: per-task output."""
         source, owned = self._votes_for_prediction(X)
         try:
-            tables, shared = self._split_parameters(self._fitted_parameters())
+            params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
+            tables, shared = self._split_parameters(params)
             out = source.map_tasks(fn, tables, (clone(self), shared), columns=self.classes_)
             return self._task_output(source, out)
         finally:
@@ -603,4 +623,7 @@ def _log_likelihood_block(block, tables, model, shared, state):
 
 
 def _final_block(block, tables, model, shared, state):
-    return model._final_e_step(block.layout, _block_parameters(model, tables, shared))
+    """Most probable class of each fitted task of a block, and per-task fitted attributes."""
+    proba, task_attributes = model._final_e_step(block.layout,
+                                                 _block_parameters(model, tables, shared))
+    return np.argmax(proba, axis=1), task_attributes

@@ -187,6 +187,7 @@ class MemoryVotes:
         self.worker_ids, self._task_ids = worker_ids, task_ids
         self.n_tasks, self.n_workers, self.n_votes = votes.n_tasks, votes.n_workers, votes.n_votes
         self.n_blocks = 1
+        self.worker_order = None  # per-worker tables in worker order
         self._state = None
 
     @classmethod

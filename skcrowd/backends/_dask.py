@@ -302,6 +302,7 @@ class DaskVotes:
                 raise repeated_vote_error(name, repeated[0], self.worker_ids[repeated[1]])
         self.n_blocks = len(self.block_futures)
         self.n_tasks = sum(n for n, _ in summary)
+        self.worker_order = None  # per-worker tables in worker order
         self._states = [None] * self.n_blocks
 
     def blocks(self, *, with_tasks=True):

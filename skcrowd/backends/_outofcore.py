@@ -281,6 +281,10 @@ class OutOfCoreVotes:
     worker_ids : ndarray of shape (n_workers,)
         Original id of each worker index.
     votes_per_worker : ndarray of shape (n_workers,)
+    worker_order : ndarray of shape (n_workers,)
+        The blocks' numbering of the workers, by decreasing number of votes: block worker
+        ``r`` is worker ``worker_order[r]``; per-worker tables of :meth:`map_reduce` and
+        :meth:`map_tasks` have their rows in this order.
     n_votes, n_tasks, n_workers, n_blocks : int
     was_sorted : bool
         Whether the source was already sorted by task (no bucketing pass was needed).
@@ -347,9 +351,9 @@ class OutOfCoreVotes:
         self._worker_set = pa.array(self.worker_ids.tolist())
         self.n_workers = len(self.worker_ids)
         # blocks number the workers by activity (busiest first): their table rows share cache
-        self._by_activity = np.argsort(-self.votes_per_worker, kind="stable")
-        self._activity_rank = np.empty_like(self._by_activity)
-        self._activity_rank[self._by_activity] = np.arange(self.n_workers)
+        self.worker_order = np.argsort(-self.votes_per_worker, kind="stable")
+        self._activity_rank = np.empty_like(self.worker_order)
+        self._activity_rank[self.worker_order] = np.arange(self.n_workers)
 
         self._dir = Path(tempfile.mkdtemp(prefix="skcrowd-votes-", dir=tmp_dir))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
@@ -412,7 +416,7 @@ class OutOfCoreVotes:
         task = np.cumsum(start, dtype=np.int64) - 1
         block = VoteBlock(Votes(task=task, worker=self._activity_rank[worker], label=label,
                                 n_tasks=int(task[-1]) + 1, n_workers=self.n_workers,
-                                classes=self.classes), workers=self._by_activity, tasks=tasks)
+                                classes=self.classes), workers=self.worker_order, tasks=tasks)
         repeated = block.repeated_vote()
         if repeated is not None:
             raise repeated_vote_error(self._name, repeated[0], self.worker_ids[repeated[1]])
@@ -431,7 +435,7 @@ class OutOfCoreVotes:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _load(self, i, with_tasks=False, with_state=False, activity_order=False):
+    def _load(self, i, with_tasks=False, with_state=False, source_order=False):
         with open(self._dir / f"block-{i:06d}.npy", "rb") as f:
             task_len, worker, label, *worker_order = (np.load(f) for _ in range(7))
         tasks = self._load_tasks(i) if with_tasks else None
@@ -443,8 +447,8 @@ class OutOfCoreVotes:
             n_workers=self.n_workers,
             classes=self.classes,
         )
-        # map_reduce hands whole tables in activity order (activity_order=True): no per-block copy
-        block = VoteBlock(votes=votes, workers=None if activity_order else self._by_activity,
+        # map_reduce hands whole tables in worker_order (source_order=True): no per-block copy
+        block = VoteBlock(votes=votes, workers=None if source_order else self.worker_order,
                           tasks=tasks)
         block.layout.__dict__["worker_order"] = tuple(worker_order)  # cached at encode time
         state = None
@@ -457,18 +461,18 @@ class OutOfCoreVotes:
         with open(self._dir / f"state-{i:06d}.pkl", "wb") as f:
             pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def _iter_loaded(self, with_tasks=False, with_state=False, activity_order=False):
+    def _iter_loaded(self, with_tasks=False, with_state=False, source_order=False):
         """``(index, block, state)`` in order, the next block loading in a thread."""
         if self._dir is None:
             raise ValueError("these out-of-core votes are closed (their cache was deleted).")
         if self.n_blocks == 0:
             return
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            nxt = pool.submit(self._load, 0, with_tasks, with_state, activity_order)
+            nxt = pool.submit(self._load, 0, with_tasks, with_state, source_order)
             for i in range(self.n_blocks):
                 block, state = nxt.result()
                 if i + 1 < self.n_blocks:
-                    nxt = pool.submit(self._load, i + 1, with_tasks, with_state, activity_order)
+                    nxt = pool.submit(self._load, i + 1, with_tasks, with_state, source_order)
                 yield i, block, state
                 del block, state
 
@@ -485,35 +489,32 @@ class OutOfCoreVotes:
         """Sum of ``fn(block, tables, *args, state)`` over the blocks, streamed from disk.
 
         Every block meets most workers when they vote often, so the blocks keep crowd-wide
-        worker numbers (in activity order): ``fn`` gets the whole per-worker ``tables``,
-        reordered once per call, and returns ``(per_worker_stats, other_stats, state)``, whose
-        per-worker statistics (one row per worker of the crowd) and other statistics are summed
+        worker numbers, in :attr:`worker_order`: ``fn`` gets the whole per-worker ``tables``
+        (rows in that order) and returns ``(per_worker_stats, other_stats, state)``, whose
+        per-worker statistics (one row per worker, same order) and other statistics are summed
         over the blocks. With ``stateful=True`` the block's state from the previous call (None
         at first) is passed in and the new one written next to the block. Returns
-        ``(per_worker_totals, other_totals)``, rows in the order of ``worker_ids``.
+        ``(per_worker_totals, other_totals)``.
         """
-        tables = tuple(t[self._by_activity] for t in tables)
         total = StatisticsSum(self.n_workers)
-        for i, block, state in self._iter_loaded(with_state=stateful, activity_order=True):
+        for i, block, state in self._iter_loaded(with_state=stateful, source_order=True):
             per_worker, other, state = run_block(fn, block, tables, args, state)
             total.add(None, per_worker, other)
             if stateful:
                 self._save_state(i, state)
             del per_worker
-        per_worker, other = total.result()
-        return tuple(_rows_in_order(s, self._by_activity) for s in per_worker), other
+        return total.result()
 
     def map_tasks(self, fn, tables=(), args=(), *, stateful=False, columns=None):
         """``fn(block, tables, *args, state)`` of every block, concatenated in task order.
 
-        ``fn`` returns per-task arrays (or a tuple or dict of them); rows follow the blocks'
-        task order, which is increasing task id. ``columns`` is ignored (see
-        :meth:`DaskVotes.map_tasks`).
+        ``tables`` rows follow :attr:`worker_order`. ``fn`` returns per-task arrays (or a tuple
+        or dict of them); rows follow the blocks' task order, which is increasing task id.
+        ``columns`` is ignored (see :meth:`DaskVotes.map_tasks`).
         """
-        tables = tuple(t[self._by_activity] for t in tables)
         return concatenate_tasks([
             run_block(fn, block, tables, args, state)
-            for _, block, state in self._iter_loaded(False, stateful, activity_order=True)])
+            for _, block, state in self._iter_loaded(False, stateful, source_order=True)])
 
     def task_ids(self):
         """Original id of every task, in the order of :meth:`map_tasks` rows (increasing)."""
@@ -537,13 +538,6 @@ class OutOfCoreVotes:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _rows_in_order(stats, by_activity):
-    """Rows of per-worker ``stats`` listed in activity order, put back in worker order."""
-    out = np.empty_like(stats)
-    out[by_activity] = stats
-    return out
 
 
 def _concat(pieces):
