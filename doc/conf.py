@@ -30,7 +30,6 @@ numpydoc_class_members_toctree = False
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "generated/*.examples"]
 html_theme = "pydata_sphinx_theme"
-html_static_path = ["_static"]
 html_title = f"skcrowd {release}"
 
 # Example gallery: examples/plot_*.py are run and their figures embedded.
