@@ -427,6 +427,7 @@ class BaseEM(BaseAggregator):
             if best is None or lower_bound > best[0]:
                 best = (lower_bound, params, n_iter, lower_bounds, converged)
 
+        del stats  # the last statistics (as large as the tables) are not needed any more
         self.lower_bound_, params, self.n_iter_, self.lower_bounds_, self.converged_ = best
         if not self.converged_:
             warnings.warn(

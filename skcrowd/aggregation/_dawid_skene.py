@@ -204,7 +204,8 @@ class DawidSkene(BaseEM):
 
     def _set_fitted(self, params):
         log_confusions_t, log_priors = params
-        self.confusion_matrices_ = np.exp(log_confusions_t).transpose(0, 2, 1).copy()
+        self.confusion_matrices_ = np.exp(log_confusions_t.transpose(0, 2, 1),
+                                          out=np.empty_like(log_confusions_t))
         self.class_priors_ = np.exp(log_priors)
 
     def _fitted_parameters(self):

@@ -100,7 +100,9 @@ class GLAD(BaseEM):
         ``alpha_j``; a worker without votes keeps the prior mean 1.
     difficulties_ : ndarray of shape (n_fitted_tasks,)
         ``1 / beta_i`` of each fitted task (larger: harder); ``beta_i =
-        1 / difficulties_[i]``.
+        1 / difficulties_[i]``. Tasks in the order of the rows of ``X``, or
+        of increasing task id for long-format votes. Not set by a fit on
+        Dask, whose per-task results stay on the cluster.
     class_priors_ : ndarray of shape (n_classes,)
         The fixed, uniform class priors.
     converged_ : bool
