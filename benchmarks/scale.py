@@ -13,10 +13,13 @@ partitioning, the initial statistics) and the final labels are printed apart.
 
 Usage::
 
-    python benchmarks/scale.py generate --votes 1e7            # /tmp/skcrowd-scale/votes-1e7.parquet
-    python benchmarks/scale.py run --votes 1e7 --path dask     # one measurement, in a child process
-    python benchmarks/scale.py table --votes 1e6 1e7 --paths memory outofcore dask
-    python benchmarks/scale.py tables --votes 1e7     # worker numbering, float32 tables
+    python benchmarks/scale.py generate --votes 1e7     # /tmp/skcrowd-scale/votes-1e7.parquet
+    python benchmarks/scale.py run --votes 1e7 --path dask --cluster threads   # one measurement
+    python benchmarks/scale.py table --votes 1e6 1e7 5e7 1e8    # each one in a child process
+    python benchmarks/scale.py tables --votes 1e7       # worker numbering, float32 tables
+
+Run from the repository root with skcrowd installed (``pip install ".[fast,dask]"``) or with
+``PYTHONPATH=.``; ``SKCROWD_SCALE_DIR`` moves the data folder.
 
 Timings in the printed tables were taken on a shared 2-core machine (other jobs running).
 """
@@ -70,7 +73,7 @@ def _crowd(n_workers, seed):
 
 
 def _chunk(first_task, n_tasks, n_workers, cdf, accuracy, rng):
-    """Votes of tasks ``first_task ..`` as (task, worker rank, label), task-sorted; and the truth."""
+    """Votes of tasks ``first_task ..``: (task, worker rank, label), task-sorted; and the truth."""
     truth = rng.integers(0, N_CLASSES, size=n_tasks)
     ranks = np.searchsorted(cdf, rng.random((n_tasks, VOTES_PER_TASK)) * cdf[-1])
     ranks = np.minimum(ranks, n_workers - 1)
@@ -251,37 +254,38 @@ def _max_diff(n_votes, method, a, b):
     return diff, float(np.mean(fa["labels"] == fb["labels"]))
 
 
-def table(sizes, paths, method, iters, cluster):
+def table(sizes, paths, method, iters, clusters):
     print(f"# {METHODS[method]}, K={N_CLASSES}, {VOTES_PER_TASK} votes per task, "
           f"n_votes/100 workers (max 1e6); timings on a shared 2-core machine")
     print(f"# seconds per EM iteration: median over a fit of {iters} iterations (verbose=2 "
-          f"line times); peak = max RSS of the child "
-          f"process{' + Dask worker processes' if cluster == 'processes' else ''}")
+          "line times); peak = max RSS of the child process (+ the Dask worker processes); "
+          "dask: LocalCluster of 2 workers, as processes or as threads of the child")
     print("| votes | workers | path | s / iteration | set-up s | init + labels s | peak MB | "
           "accuracy | vs memory: max abs diff, label agreement |")
     print("|---|---|---|---|---|---|---|---|---|")
+    runs = [(p, c) for p in paths for c in (clusters if p == "dask" else [None])]
     rows = []
     for n in sizes:
         generate(n)
-        by_path = {}
-        for p in paths:
-            r = _child((n, p, method, iters, cluster))
+        memory = None
+        for p, c in runs:
+            name = p if c is None else f"dask ({c})"
+            r = _child((n, p, method, iters, c or "threads"))
             rows.append(r)
-            by_path[p] = r
             if "error" in r:
-                print(f"| {n:.0e} | {n_workers_for(n)} | {p} | error: {r['error']} ||||||")
+                print(f"| {n:.0e} | {n_workers_for(n)} | {name} | error: {r['error']} ||||||")
                 continue
             eq = ""
-            if p != "memory" and "memory" in by_path and "error" not in by_path["memory"]:
+            if p == "memory":
+                memory = r
+            elif memory is not None:
                 d, agree = _max_diff(n, method, "memory", p)
                 eq = f"{d:.1e}, {agree:.6f}"
-            print(f"| {n:.0e} | {n_workers_for(n)} | {p} | {r['s_per_iter']:.3f} | "
+                if p == "dask" and method != "mv":
+                    eq += f"; dask / memory {r['s_per_iter'] / memory['s_per_iter']:.2f}x"
+            print(f"| {n:.0e} | {n_workers_for(n)} | {name} | {r['s_per_iter']:.3f} | "
                   f"{r['setup_s']:.1f} | {r['first_and_final_s']:.1f} | {r['peak_mb']:.0f} | "
                   f"{r['accuracy']:.4f} | {eq} |", flush=True)
-        if "memory" in by_path and "dask" in by_path and "error" not in by_path["dask"] \
-                and "error" not in by_path["memory"] and method != "mv":
-            ratio = by_path["dask"]["s_per_iter"] / by_path["memory"]["s_per_iter"]
-            print(f"|  |  | dask / memory | {ratio:.2f}x ||||||", flush=True)
     return rows
 
 
@@ -329,10 +333,10 @@ def table_layout(n_votes, repeats=5):
             e, c = [], []
             for _ in range(repeats + 1):  # the first call compiles the dtype's specialization
                 t0 = time.perf_counter()
-                _kernels._ds_e_step_numba(layout.task_indptr, layout.worker, layout.label,
+                _kernels._ds_e_step_parallel(layout.task_indptr, layout.worker, layout.label,
                                           t_conf, prior, resp, task_ll)
                 t1 = time.perf_counter()
-                _kernels._ds_worker_counts_numba(indptr, task_w, label_w, resp, counts)
+                _kernels._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts)
                 e.append(t1 - t0)
                 c.append(time.perf_counter() - t1)
             print(f"| {numbering} | {np.dtype(dtype).name} | {np.median(e[1:]):.3f} | "
@@ -375,7 +379,8 @@ def main(argv=None):
         p.add_argument("--method", choices=sorted(METHODS), default="ds")
         p.add_argument("--iters", type=int, default=4, help="EM iterations of the fit")
         p.add_argument("--cluster", choices=("threads", "processes", "embedded"),
-                       default="processes",
+                       default=["processes", "threads"] if name == "table" else "threads",
+                       nargs="+" if name == "table" else None,
                        help="Dask LocalCluster of 2 workers: threads of this process, 2 worker "
                             "processes, or skcrowd's embedded default")
         if name == "run":

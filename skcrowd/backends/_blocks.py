@@ -110,7 +110,7 @@ def repeated_vote_error(name, task, worker):
 
 
 def run_block(fn, block, tables, args, state):
-    """``fn(block, local_tables, *args, state)``, ``local_tables`` the rows of the block's workers."""
+    """``fn(block, local_tables, *args, state)``; ``local_tables``: rows of the block's workers."""
     local = tables if block.workers is None else tuple(t[block.workers] for t in tables)
     return fn(block, local, *args, state)
 
@@ -187,7 +187,7 @@ class MemoryVotes:
         self.worker_ids, self._task_ids = worker_ids, task_ids
         self.n_tasks, self.n_workers, self.n_votes = votes.n_tasks, votes.n_workers, votes.n_votes
         self.n_blocks = 1
-        self.worker_order = None  # per-worker tables in worker order
+        self.worker_order = None  # tables have one row per worker, in worker order
         self._state = None
 
     @classmethod

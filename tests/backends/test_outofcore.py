@@ -1,4 +1,4 @@
-"""Out-of-core votes: parquet streamed in task-sorted blocks, bucketing of unsorted files, errors."""
+"""Out-of-core votes: parquet streamed in task-sorted blocks, unsorted files bucketed, errors."""
 
 import numpy as np
 import pytest
