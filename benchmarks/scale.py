@@ -336,7 +336,7 @@ def table_layout(n_votes, repeats=5):
                 _kernels._ds_e_step_parallel(layout.task_indptr, layout.worker, layout.label,
                                           t_conf, prior, resp, task_ll)
                 t1 = time.perf_counter()
-                _kernels._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts)
+                _kernels._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts, True)
                 e.append(t1 - t0)
                 c.append(time.perf_counter() - t1)
             print(f"| {numbering} | {np.dtype(dtype).name} | {np.median(e[1:]):.3f} | "

@@ -298,8 +298,13 @@ class BaseEM(BaseAggregator):
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
-    def _e_step(self, layout, params, resp):
-        """Fill ``resp`` (allocated when None); return ``(statistics, log-likelihood)``."""
+    def _e_step(self, layout, params, resp, out=None):
+        """Fill ``resp`` (allocated when None); return ``(statistics, log-likelihood)``.
+
+        ``out``: the running sums of the per-worker statistics of a pass over
+        blocks numbered crowd-wide, to add this block's into (out of core);
+        the returned per-worker statistics are then ignored.
+        """
 
     @abstractmethod
     def _log_prior(self, params):
@@ -597,8 +602,12 @@ def _initial_block(block, tables, model, random_state, state):
     return per_worker, shared, (task_stats, None)
 
 
-def _e_step_block(block, tables, model, shared, warm, state):
-    """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, prior), state)."""
+def _e_step_block(block, tables, model, shared, warm, state, out=None):
+    """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, prior), state).
+
+    With ``out`` (running per-worker sums), the per-worker statistics are added into it and
+    None is returned for them.
+    """
     layout = block.layout
     task_params = None
     if _has_task_parameters(model):
@@ -609,8 +618,10 @@ def _e_step_block(block, tables, model, shared, warm, state):
             task_params = model._task_m_step(task_stats, task_params)
     resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
     stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
-                                   resp)
+                                   resp, out=out)
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
+    if out is not None:
+        per_worker = None
     task_prior = model._task_log_prior(task_params) if task_params is not None else 0.0
     return per_worker, (*shared_stats, log_lik, task_prior), (task_stats, task_params)
 

@@ -206,8 +206,11 @@ class GLAD(BaseEM):
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
         return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
 
-    def _e_step(self, layout, params, resp):
+    def _e_step(self, layout, params, resp, out=None):
         st = glad_block_statistics(layout, *params, resp=resp)
+        if out is not None:
+            np.add(out[0], st.ability_gradient, out=out[0])
+            np.add(out[1], st.ability_curvature, out=out[1])
         stats = (st.ability_gradient, st.ability_curvature, st.difficulty_gradient,
                  st.difficulty_curvature)
         return stats, float(st.task_log_likelihood.sum())

@@ -299,7 +299,7 @@ def _normalize_log_rows(logits, log_norm):
     log_norm += top
 
 
-def ds_worker_counts(layout, resp):
+def ds_worker_counts(layout, resp, *, out=None):
     """Expected per-worker confusion counts of a block for given posteriors.
 
     Parameters
@@ -307,12 +307,16 @@ def ds_worker_counts(layout, resp):
     layout : BlockLayout
     resp : ndarray of shape (n_tasks, K)
         Posterior (or any soft label) of each task.
+    out : ndarray of shape (n_workers, K, K), default=None
+        C-contiguous float64 counts to add this block's counts into (the
+        running sum over the blocks of an out-of-core pass), instead of
+        returning new ones.
 
     Returns
     -------
     worker_counts : ndarray of shape (n_workers, K, K)
         ``[j, l, k] = sum of resp[i, k] over the tasks i that worker j
-        labelled l``.
+        labelled l`` (``out`` when given).
 
     Examples
     --------
@@ -327,13 +331,18 @@ def ds_worker_counts(layout, resp):
     resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
     K = layout.n_classes
     if _engine() == "numpy":
-        return (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
-    if _ds_n_chunks(layout):
-        return _ds_chunks(layout, None, None, resp, None)
-    counts = np.empty((layout.n_workers, K, K))
-    indptr, _, task, label = layout.worker_order
-    _ds_worker_counts_parallel(indptr, task, label, resp, counts)
-    return counts
+        counts = (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
+    elif _ds_n_chunks(layout):
+        counts = _ds_chunks(layout, None, None, resp, None)
+    else:  # worker order: each worker's rows written by one thread, added to in place
+        indptr, _, task, label = layout.worker_order
+        counts = np.empty((layout.n_workers, K, K)) if out is None else out
+        _ds_worker_counts_parallel(indptr, task, label, resp, counts, out is None)
+        return counts
+    if out is None:
+        return counts
+    out += counts
+    return out
 
 
 def _ds_n_chunks(layout):
@@ -362,7 +371,8 @@ def _ds_chunks(layout, log_confusions_t, log_class_priors, resp, task_ll):
     return partial.sum(axis=0)
 
 
-def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None):
+def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
+                        worker_counts=None):
     """Dawid-Skene E-step of a block fused with its sufficient statistics.
 
     One call is everything an EM iteration needs from a block: the M-step
@@ -379,6 +389,8 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         ``log P(true class k)``.
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer for the responsibilities (allocated when None).
+    worker_counts : ndarray of shape (n_workers, K, K), default=None
+        Counts to add this block's counts into (see :func:`ds_worker_counts`).
 
     Returns
     -------
@@ -402,13 +414,17 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     if _engine() == "numba" and _ds_n_chunks(layout):
         resp = _out(resp, layout)
         task_ll = layout.scratch("task_ll", (layout.n_tasks,))
-        worker_counts = _ds_chunks(
+        counts = _ds_chunks(
             layout, np.ascontiguousarray(log_confusions_t, dtype=np.float64),
             np.ascontiguousarray(log_class_priors, dtype=np.float64), resp, task_ll,
         )
+        if worker_counts is None:
+            worker_counts = counts
+        else:
+            worker_counts += counts
     else:
         resp, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
-        worker_counts = ds_worker_counts(layout, resp)
+        worker_counts = ds_worker_counts(layout, resp, out=worker_counts)
     return DSBlockStatistics(
         resp=resp,
         worker_counts=worker_counts,
@@ -805,11 +821,13 @@ if numba is not None:
                       resp, task_ll, partial[c], e_step)
 
     @_jit
-    def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts):
+    def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts, zero):
+        """counts[j] (+)= the counts of worker j's votes; zeroed first when ``zero``."""
         K = resp.shape[1]
         for j in prange(worker_indptr.shape[0] - 1):
             table = counts[j]
-            table[:] = 0.0
+            if zero:
+                table[:] = 0.0
             for p in range(worker_indptr[j], worker_indptr[j + 1]):
                 r = resp[task[p]]
                 row = table[label[p]]

@@ -109,10 +109,10 @@ def repeated_vote_error(name, task, worker):
     )
 
 
-def run_block(fn, block, tables, args, state):
+def run_block(fn, block, tables, args, state, **kwargs):
     """``fn(block, local_tables, *args, state)``; ``local_tables``: rows of the block's workers."""
     local = tables if block.workers is None else tuple(t[block.workers] for t in tables)
-    return fn(block, local, *args, state)
+    return fn(block, local, *args, state, **kwargs)
 
 
 def concatenate_tasks(parts):
@@ -138,6 +138,10 @@ class StatisticsSum:
         self.other = None
 
     def add(self, workers, per_worker, other):
+        """Add a block's statistics (``per_worker`` None: already added into :attr:`per_worker`)."""
+        if per_worker is None:
+            self.other = tuple(total + s for total, s in zip(self.other, other))
+            return
         if self.per_worker is None:
             self.other = tuple(np.zeros(np.shape(s)) for s in other)
             if workers is None:  # crowd-wide rows: the first block's statistics start the sums

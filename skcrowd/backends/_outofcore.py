@@ -24,6 +24,7 @@ sample of at most ``_SAMPLE_SIZE`` ids and one or two blocks, whatever the numbe
 from __future__ import annotations
 
 import concurrent.futures
+import inspect
 import numbers
 import pickle
 import shutil
@@ -493,13 +494,17 @@ class OutOfCoreVotes:
         worker numbers, in :attr:`worker_order`: ``fn`` gets the whole per-worker ``tables``
         (rows in that order) and returns ``(per_worker_stats, other_stats, state)``, whose
         per-worker statistics (one row per worker, same order) and other statistics are summed
-        over the blocks. With ``stateful=True`` the block's state from the previous call (None
-        at first) is passed in and the new one written next to the block. Returns
-        ``(per_worker_totals, other_totals)``.
+        over the blocks. A ``fn`` with an ``out`` keyword gets the running per-worker sums
+        (after the first block) to add its statistics into, and returns None for them: no
+        crowd-sized temporary per block. With ``stateful=True`` the block's state from the
+        previous call (None at first) is passed in and the new one written next to the block.
+        Returns ``(per_worker_totals, other_totals)``.
         """
+        accumulates = "out" in inspect.signature(fn).parameters
         total = StatisticsSum(self.n_workers)
         for i, block, state in self._iter_loaded(with_state=stateful, source_order=True):
-            per_worker, other, state = run_block(fn, block, tables, args, state)
+            kwargs = {"out": total.per_worker} if accumulates and total.per_worker else {}
+            per_worker, other, state = run_block(fn, block, tables, args, state, **kwargs)
             total.add(None, per_worker, other)
             if stateful:
                 self._save_state(i, state)
