@@ -333,8 +333,8 @@ def table_layout(n_votes, repeats=5):
             e, c = [], []
             for _ in range(repeats + 1):  # the first call compiles the dtype's specialization
                 t0 = time.perf_counter()
-                _kernels._ds_e_step_parallel(layout.task_indptr, layout.worker, layout.label,
-                                          t_conf, prior, resp, task_ll)
+                _kernels._ds_pass(layout, _kernels._E_STEP, _kernels._MAX_CHUNKS, resp, t_conf,
+                                  prior, task_ll)
                 t1 = time.perf_counter()
                 _kernels._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts, True)
                 e.append(t1 - t0)

@@ -315,8 +315,33 @@ def _encode(values, rows, cols, classes, n_classes, name):
                 f"range(n_classes) with n_classes={n_classes}."
             )
         return values.astype(np.int64), np.arange(n_classes)
+    if values.dtype.kind in "iu" and len(values):
+        low, high = int(values.min()), int(values.max())
+        if high - low <= 4 * len(values) + 1024:  # a table of the value range is small: O(n)
+            offset = (values - values.dtype.type(low) if values.dtype.kind == "u"
+                      else values.astype(np.int64) - low).astype(np.intp, copy=False)
+            present = np.bincount(offset, minlength=high - low + 1) > 0
+            classes = np.flatnonzero(present).astype(values.dtype) + values.dtype.type(low)
+            return (np.cumsum(present) - 1)[offset], classes
     classes, idx = np.unique(values, return_inverse=True)
     return idx.astype(np.int64).ravel(), classes
+
+
+def _check_no_duplicate_entry(rows, cols, shape, name):
+    """ValueError naming the first entry that a sparse votes matrix stores twice."""
+    if not len(rows):
+        return
+    pattern = sp.csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=shape)
+    pattern.sum_duplicates()  # compiled, linear in the votes; keeps the entries' count only
+    if pattern.nnz == len(rows):
+        return
+    key = rows * max(shape[1], 1) + cols
+    _, first, count = np.unique(key, return_index=True, return_counts=True)
+    i = first[np.argmax(count > 1)]
+    raise ValueError(
+        f"sparse {name} stores two votes at {_position(rows[i], cols[i])}; "
+        "sum_duplicates() would add labels, so resolve the duplicate first."
+    )
 
 
 def check_votes(
@@ -389,15 +414,7 @@ def check_votes(
         n_tasks, n_cols = coo.shape
         rows, cols = np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64)
         values = np.asarray(coo.data)
-        if len(rows):
-            key = rows * max(n_cols, 1) + cols
-            uniq, first, cnt = np.unique(key, return_index=True, return_counts=True)
-            if (cnt > 1).any():
-                i = first[np.argmax(cnt > 1)]
-                raise ValueError(
-                    f"sparse {name} stores two votes at {_position(rows[i], cols[i])}; "
-                    "sum_duplicates() would add labels, so resolve the duplicate first."
-                )
+        _check_no_duplicate_entry(rows, cols, coo.shape, name)
     else:
         if isinstance(votes, np.ma.MaskedArray):
             mask = np.ma.getmaskarray(votes)
@@ -448,11 +465,13 @@ def check_votes(
 
     values = _normalize_values(np.asarray(values), rows, cols, name)
     label, classes = _encode(values, rows, cols, classes, n_classes, name)
-    order = np.argsort(rows, kind="stable")
+    if len(rows) > 1 and np.any(rows[1:] < rows[:-1]):
+        order = np.argsort(rows, kind="stable")
+        rows, cols, label = rows[order], cols[order], label[order]
     return Votes(
-        task=rows[order].astype(np.int64),
-        worker=cols[order].astype(np.int64),
-        label=label[order],
+        task=rows.astype(np.int64, copy=False),
+        worker=cols.astype(np.int64, copy=False),
+        label=label.astype(np.int64, copy=False),
         n_tasks=int(n_tasks),
         n_workers=int(n_cols),
         classes=classes,

@@ -193,3 +193,16 @@ def test_votes_from_long_rejects_duplicates_and_missing_columns():
 def test_votes_to_long_checks_id_lengths():
     with pytest.raises(ValueError, match="tasks has 1 ids for 2 tasks"):
         votes_to_long(np.array([[0], [1]]), tasks=["a"])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint64, np.int64])
+def test_integer_labels_encode_as_sorted_distinct_values_in_their_dtype(dtype):
+    """The table-of-the-range encoding (small ranges) agrees with np.unique, extremes included."""
+    info = np.iinfo(dtype)
+    low, high = (info.min, info.min + 200) if info.min < 0 else (info.max - 200, info.max)
+    labels = np.array([high, low, low + 7, high, low + 7], dtype=dtype)
+    votes = np.ma.masked_array(labels[:, None], mask=False)
+    v = check_votes(votes)
+    assert v.classes.dtype == dtype
+    np.testing.assert_array_equal(v.classes, np.unique(labels))
+    np.testing.assert_array_equal(v.classes[v.label], labels)

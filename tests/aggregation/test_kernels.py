@@ -101,8 +101,12 @@ def test_ds_statistics_of_blocks_add_up(engine):
     votes = _random_votes(rng)
     log_conf_t = _random_log_confusions(rng, votes.n_workers, 3)
     log_priors = np.log(rng.dirichlet(np.ones(3)))
-    whole = ds_block_statistics(BlockLayout(votes), log_conf_t, log_priors)
-    parts = [ds_block_statistics(BlockLayout(votes.take_tasks(rows)), log_conf_t, log_priors)
+    def statistics(block):
+        return ds_block_statistics(BlockLayout(block), log_conf_t, log_priors,
+                                   resp=np.empty((block.n_tasks, 3)))
+
+    whole = statistics(votes)
+    parts = [statistics(votes.take_tasks(rows))
              for rows in (np.arange(0, 25), np.arange(25, votes.n_tasks))]
     np.testing.assert_allclose(np.vstack([p.resp for p in parts]), whole.resp, rtol=1e-12)
     np.testing.assert_allclose(sum(p.worker_counts for p in parts), whole.worker_counts,
@@ -126,7 +130,8 @@ def test_engines_agree_on_every_kernel(monkeypatch):
     for engine in ("numba", "numpy"):
         monkeypatch.setattr(_kernels, "ENGINE", engine)
         results[engine] = [
-            *ds_block_statistics(layout, log_conf_t, log_priors)[:3],
+            *ds_block_statistics(layout, log_conf_t, log_priors,
+                                 resp=np.empty((votes.n_tasks, 4)))[:3],
             *glad_block_statistics(layout, abilities, log_betas, log_priors),
             *glad_task_difficulties(layout, abilities, log_priors),
             *glad_gradients(layout, resp, abilities, log_betas),
@@ -146,7 +151,8 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     log_priors = np.log(rng.dirichlet(np.ones(4)))
     resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
     monkeypatch.setattr(_kernels, "ENGINE", "numpy")
-    expected = (*ds_block_statistics(layout, log_conf_t, log_priors),
+    expected = (*ds_block_statistics(layout, log_conf_t, log_priors,
+                                     resp=np.empty((votes.n_tasks, 4))),
                 ds_worker_counts(layout, resp))
     monkeypatch.setattr(_kernels, "ENGINE", "numba")
     if path != "one chunk":  # as for a large block
@@ -156,7 +162,8 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
         monkeypatch.setattr(_kernels, "_CACHE_BYTES", 1)
     n_chunks = _kernels._ds_n_chunks(layout)
     assert n_chunks == {"one chunk": 1, "chunks": 16, "worker order": 0}[path]
-    got = (*ds_block_statistics(layout, log_conf_t, log_priors), ds_worker_counts(layout, resp))
+    got = (*ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4))),
+           ds_worker_counts(layout, resp))
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
@@ -231,3 +238,13 @@ def test_numpy_engine_is_used_when_numba_cannot_be_imported():
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["numpy", "0", "0"]
+
+
+@pytest.mark.skipif(_kernels.numba is None, reason="numba is not installed")
+def test_vectorized_exp_matches_numpy():
+    """The numba softmax's exp: 1e-15 relative from 0 down to -708, exp(-708) below."""
+    x = np.concatenate([-np.geomspace(1e-12, 708, 400), [0.0, -0.5 * np.log(2), -708.0]])
+    got = np.array([_kernels._exp_nonpositive(v) for v in x])
+    np.testing.assert_allclose(got, np.exp(x), rtol=1e-15, atol=0)
+    below = np.array([_kernels._exp_nonpositive(v) for v in (-709.0, -1e4, -np.inf)])
+    np.testing.assert_array_equal(below, _kernels._exp_nonpositive(-708.0))
