@@ -53,32 +53,25 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from skcrowd import SelfCrowdClassifier
+from skcrowd.datasets import fetch_labelme, simulate_annotators
 from skcrowd.metrics import imbalance_ratio
 
 torch.set_num_threads(1)  # this small network trains faster on one thread
 
 try:
-    LABELME = Path(__file__).resolve().parents[2] / "shared" / "data" / "labelme"
+    SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 except NameError:  # run in a notebook
-    LABELME = Path("../../shared/data/labelme")
+    SHARED_DATA = Path("../../shared/data")
 
-if LABELME.is_dir():
-    import pandas as pd
-
-    long = pd.read_csv(LABELME / "votes.csv")
-    votes = np.full((1000, 59), -1)
-    votes[long["task"], long["worker"]] = long["label"]
-    scaler = StandardScaler().fit(np.load(LABELME / "features_vgg16avg_train.npy"))
-    X = scaler.transform(np.load(LABELME / "features_vgg16avg_train.npy")).astype(np.float32)
-    X_test = scaler.transform(np.load(LABELME / "features_vgg16avg_test.npy")).astype(
-        np.float32
-    )
-    y_test = np.load(LABELME / "labels_test.npy")
-    truth = np.load(LABELME / "labels_train.npy")
+if (SHARED_DATA / "labelme").is_dir():
+    labelme = fetch_labelme(data_home=SHARED_DATA, download_if_missing=False)
+    votes, truth, y_test = labelme.votes, labelme.target, labelme.target_test
+    scaler = StandardScaler().fit(labelme.data)
+    X = scaler.transform(labelme.data).astype(np.float32)
+    X_test = scaler.transform(labelme.data_test).astype(np.float32)
     M = 5000  # pseudo-annotations per round (the paper adds 10,000)
 else:
     # 4 imbalanced classes, 30 workers of accuracy 0.5-0.9, 2 or 3 votes per task
-    rng = np.random.RandomState(0)
     X_all, y_all = make_classification(
         2000, n_features=20, n_informative=10, n_classes=4, weights=[0.55, 0.25, 0.12, 0.08],
         class_sep=2.0,
@@ -86,12 +79,9 @@ else:
     )
     X, X_test, truth, y_test = train_test_split(X_all, y_all, train_size=1000, random_state=0)
     X, X_test = X.astype(np.float32), X_test.astype(np.float32)
-    votes = np.full((1000, 30), -1)
-    accuracy = rng.uniform(0.5, 0.9, 30)
-    for i in range(1000):
-        for j in rng.choice(30, rng.randint(2, 4), replace=False):
-            noise = rng.randint(4)
-            votes[i, j] = truth[i] if rng.rand() < accuracy[j] else noise
+    votes = simulate_annotators(
+        truth, 30, accuracy=(0.5, 0.9), votes_per_task=(2, 3), random_state=0
+    ).votes
     M = 2500
 
 print(f"{votes.shape[0]} tasks, {votes.shape[1]} workers, {(votes >= 0).sum()} votes; "
