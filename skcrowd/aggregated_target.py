@@ -238,6 +238,9 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
     def _estimator_proba(self, X):
         check_is_fitted(self)
         proba = self.estimator_.predict_proba(X)
+        # numpy even for a DataFrame X (unlike the aggregators): scikit-learn's scorers take
+        # predict_proba(X)[:, 1] on binary problems (roc_auc, neg_log_loss), which a DataFrame
+        # rejects. See "In a notebook" in doc/aggregation.rst.
         # columns: the class indices the estimator saw (a skorch net: all of them)
         out = np.zeros((proba.shape[0], len(self.classes_)), dtype=np.float64)
         out[:, np.asarray(self.estimator_.classes_, dtype=np.int64)] = proba

@@ -612,6 +612,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(
             self, X, accept_sparse=self._accept_sparse(), ensure_all_finite=False, reset=False
         )
+        # numpy even for a DataFrame X (unlike the aggregators): scikit-learn's scorers take
+        # predict_proba(X)[:, 1] on binary problems (roc_auc, neg_log_loss), which a DataFrame
+        # rejects. See "In a notebook" in doc/aggregation.rst.
         return np.asarray(self.estimator_.predict_proba(X))
 
     def predict(self, X):

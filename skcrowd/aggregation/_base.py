@@ -22,6 +22,7 @@ sources give the same model.
 from __future__ import annotations
 
 import numbers
+import sys
 import warnings
 import zlib
 from abc import ABCMeta, abstractmethod
@@ -31,7 +32,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
@@ -42,7 +43,11 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class of the aggregators: the votes matrix is ``X``.
 
     ``predict_proba`` gives soft labels, ``predict`` the most probable class
-    (in ``classes_``), ``transform`` is ``predict_proba``.
+    (in ``classes_``), ``transform`` the soft labels as features. Per-task
+    outputs are keyed like ``X``: numpy arrays for an array or sparse matrix,
+    a pandas DataFrame (columns ``classes_``) or Series with ``X.index`` for
+    a pandas DataFrame, indexed by task id for long-format votes;
+    ``transform`` follows ``set_output`` instead.
     """
 
     _parameter_constraints: dict = {
@@ -127,18 +132,24 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         check_is_fitted(self)
         return self._votes_source(X, reset=False, allow_no_votes=True)
 
-    def _task_output(self, source, out):
-        """Per-task output of a source: numpy for a votes matrix, indexed by task id otherwise.
+    def _task_output(self, source, out, X):
+        """Per-task output of the votes ``X`` (opened as ``source``), keyed like ``X``.
 
-        Out of core and in memory, ``out`` is the array of the tasks in order;
-        on Dask it is already a dask collection indexed by task.
+        Long-format votes give a pandas Series / DataFrame indexed by task id;
+        a pandas DataFrame votes matrix (rows are tasks) gives one with
+        ``X.index``; other votes matrices give ``out``, a numpy array. A
+        DataFrame's columns are ``classes_``. Out of core and in memory,
+        ``out`` is the array of the tasks in order; on Dask it is already a
+        dask collection indexed by task.
         """
-        ids = source.task_ids() if isinstance(out, np.ndarray) else None
-        if ids is None:
+        if not isinstance(out, np.ndarray):
+            return out
+        ids = source.task_ids()
+        if ids is None and not _is_pandas_frame(X):
             return out
         import pandas as pd
 
-        index = pd.Index(ids, name="task")
+        index = X.index if ids is None else pd.Index(ids, name="task")
         if out.ndim == 1:
             return pd.Series(out, index=index)
         return pd.DataFrame(out, index=index, columns=self.classes_)
@@ -168,8 +179,9 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
 
         Returns
         -------
-        labels : ndarray of shape (n_tasks,)
-            Aggregated label of each task, in ``classes_``.
+        labels : ndarray of shape (n_tasks,) or pandas Series
+            Aggregated label of each task, in ``classes_``; a Series with
+            ``X.index`` when ``X`` is a DataFrame.
         """
         return self.fit(X).predict(X)
 
@@ -183,13 +195,21 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
 
         Returns
         -------
-        labels : ndarray of shape (n_tasks,)
-            The most probable class of each task, in ``classes_``.
+        labels : ndarray of shape (n_tasks,) or pandas Series
+            The most probable class of each task, in ``classes_``; a Series
+            with ``X.index`` when ``X`` is a DataFrame, indexed by task id for
+            long-format votes.
         """
         return self._labels(self.predict_proba(X))
 
     def transform(self, X):
-        """Soft labels, the same as :meth:`predict_proba`.
+        """Soft labels, the values of :meth:`predict_proba`, as features.
+
+        As scikit-learn's transformers do, ``transform`` returns an array for
+        a votes matrix, a DataFrame included, unless asked for pandas output:
+        with ``set_output(transform="pandas")`` the result is a DataFrame with
+        columns :meth:`get_feature_names_out` and the index of ``X``
+        (long-format votes: the task ids).
 
         Parameters
         ----------
@@ -198,9 +218,12 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
 
         Returns
         -------
-        proba : ndarray of shape (n_tasks, n_classes)
+        proba : ndarray of shape (n_tasks, n_classes) or pandas DataFrame
+            Soft labels; a DataFrame indexed by task id for long-format votes.
         """
-        return self.predict_proba(X)
+        proba = self.predict_proba(X)
+        # set_output's default keeps arrays for matrices; the wrapper adds names and index
+        return proba.to_numpy() if _is_pandas_frame(X) else proba
 
     def get_feature_names_out(self, input_features=None):
         """Names of the soft-label columns: ``"<estimator>_<class>"``.
@@ -208,15 +231,23 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Ignored (the output columns are classes, not workers).
+            Not used for the names (the output columns are classes, not
+            workers); when given, it must match the workers seen at fit.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
         """
         check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}_{c}" for c in self.classes_.tolist()], dtype=object)
+
+
+def _is_pandas_frame(X):
+    """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(X, pd.DataFrame)
 
 
 def _argmax_labels(frame, classes):
@@ -381,19 +412,20 @@ class BaseEM(BaseAggregator):
         Returns
         -------
         labels : ndarray of shape (n_tasks,), pandas Series or dask Series
-            Aggregated label of each task, in ``classes_``; for long-format
-            votes a Series indexed by task id (lazy on Dask).
+            Aggregated label of each task, in ``classes_``; a Series with
+            ``X.index`` when ``X`` is a DataFrame, and for long-format votes a
+            Series indexed by task id (lazy on Dask).
         """
         warm = self.warm_start and hasattr(self, "converged_")
         source, owned = self._votes_source(X, reset=not warm)
         try:
-            return self._fit_source(source, warm)
+            return self._task_output(source, self._fit_source(source, warm), X)
         finally:
             if owned:
                 source.close()
 
     def _fit_source(self, source, warm):
-        """EM on the blocks of ``source``; returns the labels of its tasks.
+        """EM on the blocks of ``source``; returns the labels of its tasks (array or dask).
 
         Per-worker parameters stay in the source's order of the workers
         (``source.worker_order``) until they are stored.
@@ -448,7 +480,7 @@ class BaseEM(BaseAggregator):
         best_class, task_attributes = source.map_tasks(_final_block, tables, (model, shared))
         for name, value in task_attributes.items():
             setattr(self, name, value)
-        return self._task_output(source, self.classes_[best_class])
+        return self.classes_[best_class]
 
     def _reorder_workers(self, params, order, inverse=False):
         """``params`` with the per-worker rows in ``order`` (or put back, ``inverse=True``)."""
@@ -499,7 +531,7 @@ class BaseEM(BaseAggregator):
             params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
             tables, shared = self._split_parameters(params)
             out = source.map_tasks(fn, tables, (clone(self), shared), columns=self.classes_)
-            return self._task_output(source, out)
+            return self._task_output(source, out, X)
         finally:
             if owned:
                 source.close()
@@ -519,8 +551,9 @@ class BaseEM(BaseAggregator):
         Returns
         -------
         proba : ndarray of shape (n_tasks, n_classes), pandas or dask DataFrame
-            Rows sum to one; columns follow ``classes_``. Long-format votes
-            give a DataFrame indexed by task id (lazy on Dask).
+            Rows sum to one; columns follow ``classes_``. A DataFrame ``X``
+            gives a DataFrame with ``X.index`` and columns ``classes_``;
+            long-format votes give one indexed by task id (lazy on Dask).
         """
         return self._map_fitted(X, _soft_label_block)
 
@@ -535,7 +568,9 @@ class BaseEM(BaseAggregator):
         Returns
         -------
         log_likelihood : ndarray of shape (n_tasks,), pandas or dask Series
-            ``log p(votes of task i)``; 0 for a task without votes.
+            ``log p(votes of task i)``; 0 for a task without votes. A Series
+            with ``X.index`` when ``X`` is a DataFrame, indexed by task id for
+            long-format votes.
         """
         return self._map_fitted(X, _log_likelihood_block)
 

@@ -129,14 +129,16 @@ class MajorityVote(BaseAggregator):
 
         Returns
         -------
-        proba : ndarray of shape (n_tasks, n_classes)
-            Rows sum to one; a task without votes gets ``class_priors_``.
+        proba : ndarray of shape (n_tasks, n_classes) or pandas DataFrame
+            Rows sum to one; a task without votes gets ``class_priors_``. A
+            DataFrame with ``X.index`` and columns ``classes_`` when ``X`` is
+            a DataFrame, indexed by task id for long-format votes.
         """
         source, owned = self._votes_for_prediction(X)
         try:
             proba = source.map_tasks(_naive_soft_labels_block, args=(self.class_priors_,),
                                      columns=self.classes_)
-            return self._task_output(source, proba)
+            return self._task_output(source, proba, X)
         finally:
             if owned:
                 source.close()
@@ -151,9 +153,10 @@ class MajorityVote(BaseAggregator):
 
         Returns
         -------
-        labels : ndarray of shape (n_tasks,)
+        labels : ndarray of shape (n_tasks,) or pandas Series
             In ``classes_``. A task without votes gets the most frequent class
-            of the fit (ties at random too).
+            of the fit (ties at random too). A Series with ``X.index`` when
+            ``X`` is a DataFrame, indexed by task id for long-format votes.
         """
         proba = self.predict_proba(X)
         random_state = check_random_state(self.random_state)

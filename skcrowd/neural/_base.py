@@ -18,13 +18,14 @@ the observed votes (``_make_noise_model``) and, if needed, its loss.
 """
 
 import copy
+import inspect
 import math
 from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import (
@@ -202,6 +203,28 @@ def _valid_majority_vote_accuracy(net, X, y):
     return mv_accuracy_score(votes, pred, classes=np.arange(len(net.classes_)))
 
 
+def _full_init_signature(cls):
+    """Signature of ``cls.__init__`` with the keywords its ``**kwargs`` hand on to the bases.
+
+    Each keyword gets the default of the most derived ``__init__`` along the
+    MRO that has one (skorch's own defaults last).
+    """
+    defaults = {}
+    for klass in cls.__mro__[:-1]:  # without object
+        init = vars(klass).get("__init__")
+        for name, p in inspect.signature(init).parameters.items() if init else ():
+            if p.default is not p.empty:
+                defaults.setdefault(name, p.default)
+    own = inspect.signature(vars(cls)["__init__"])
+    named = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    passed_on = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+        for name, default in defaults.items() if name not in own.parameters
+    ]
+    var_keyword = [p for p in own.parameters.values() if p.kind is p.VAR_KEYWORD]
+    return own.replace(parameters=[*named, *passed_on, *var_keyword])
+
+
 class CrowdNetMixin:
     """Parts shared by the votes-as-y classifiers and the crowd regressor.
 
@@ -211,6 +234,25 @@ class CrowdNetMixin:
     ``_make_noise_model()``,
     ``_stratification_labels(targets)`` and ``_validation_scoring()``.
     """
+
+    # scikit-learn's repr (text, nested and HTML) shows the parameters that differ from the
+    # defaults of the __init__ signature; skorch's repr lists only the modules, and the public
+    # nets pass most of their parameters on through **kwargs.
+    __repr__ = BaseEstimator.__repr__
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__.__signature__ = _full_init_signature(cls)
+
+    def _get_param_names(self):
+        # skorch's bookkeeping set of settings to validate is not a parameter
+        return [name for name in super()._get_param_names() if name != "_params_to_validate"]
+
+    def _get_params_html(self, deep=True, doc_link=""):
+        # The HTML repr's parameter table: the net's own parameters. The deep ones add every
+        # setting of every default callback (callbacks__print_log__tablefmt, ...).
+        return super()._get_params_html(deep=False, doc_link=doc_link)
 
     _shared_parameter_constraints = {
         "module": [None, callable],
@@ -239,12 +281,12 @@ class CrowdNetMixin:
     def _parameter_constraints(self):
         """Constraints of every parameter.
 
-        ``module__*``-style settings and skorch's bookkeeping entry are
-        validated by skorch when the net initializes.
+        ``module__*``-style settings are validated by skorch when the net
+        initializes.
         """
         constraints = {**self._shared_parameter_constraints, **self._crowd_parameter_constraints}
         for name in self.get_params(deep=False):
-            if "__" in name or name == "_params_to_validate":
+            if "__" in name:
                 constraints.setdefault(name, "no_validation")
         return constraints
 
@@ -586,6 +628,9 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         ndarray of shape (n_samples, n_classes)
             Probabilities, columns in the order of ``classes_``.
         """
+        # numpy even for a DataFrame X (unlike the aggregators): scikit-learn's scorers take
+        # predict_proba(X)[:, 1] on binary problems (roc_auc, neg_log_loss), which a DataFrame
+        # rejects. See "In a notebook" in doc/aggregation.rst.
         return super().predict_proba(self._validate_X_or_dataset(X))
 
     def predict(self, X):

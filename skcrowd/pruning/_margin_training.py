@@ -47,9 +47,14 @@ def check_margin_estimator(estimator):
 
 
 class _EpochMargins:
-    """Accumulates, epoch after epoch, the margin of each label on its task."""
+    """Accumulates, epoch after epoch, the margin of each label on its task.
 
-    def __init__(self, X_eval, rows, labels, n_classes, kind, top_k, logits):
+    With ``progress`` (a line prefix), prints after each epoch the mean
+    margin of the labels at that epoch.
+    """
+
+    def __init__(self, X_eval, rows, labels, n_classes, kind, top_k, logits, n_epochs_total,
+                 progress=None):
         self.X_eval = X_eval
         self.rows = rows
         self.labels = labels
@@ -57,6 +62,8 @@ class _EpochMargins:
         self.kind = kind
         self.top_k = top_k
         self.logits = logits
+        self.n_epochs_total = n_epochs_total
+        self.progress = progress
         self.total = np.zeros(len(labels))
         self.proba = None
         self.n_epochs = 0
@@ -76,8 +83,12 @@ class _EpochMargins:
                 f"margin_estimator produced non-finite scores at epoch {self.n_epochs} (diverged "
                 "training?): lower its learning rate or scale the features."
             )
-        self.total += _margins_at(scores, self.labels, self.rows, self.kind, self.top_k)
+        epoch_margins = _margins_at(scores, self.labels, self.rows, self.kind, self.top_k)
+        self.total += epoch_margins
         self.proba = proba
+        if self.progress is not None:
+            print(f"{self.progress}epoch {self.n_epochs}/{self.n_epochs_total}: mean margin "
+                  f"{epoch_margins.mean():.4f}", flush=True)
 
     def _scores(self, model, proba):
         if not self.logits:
@@ -97,11 +108,16 @@ def _train_partial_fit(model, X_train, y_train, n_classes, n_epochs, on_epoch):
         on_epoch(model)
 
 
-def _record_group(estimator, X, task, label, n_classes, n_epochs, kind, top_k, logits, seed):
-    """AUM and last-epoch probabilities of the votes ``(task, label)`` of one fresh model."""
+def _record_group(estimator, X, task, label, n_classes, n_epochs, kind, top_k, logits, seed,
+                  progress=None):
+    """AUM and last-epoch probabilities of the votes ``(task, label)`` of one fresh model.
+
+    ``progress``: prefix of the per-epoch lines to print, None for silence.
+    """
     eval_tasks, rows = np.unique(task, return_inverse=True)
     recorder = _EpochMargins(
-        _safe_indexing(X, eval_tasks), rows.ravel(), label, n_classes, kind, top_k, logits
+        _safe_indexing(X, eval_tasks), rows.ravel(), label, n_classes, kind, top_k, logits,
+        n_epochs, progress,
     )
     model = clone(estimator)
     batch_size = model.get_params(deep=False).get("batch_size")
@@ -125,7 +141,7 @@ def _record_group(estimator, X, task, label, n_classes, n_epochs, kind, top_k, l
 
 def record_margins(
     estimator, X, votes, *, n_epochs, kind="top-k", top_k=1, logits=False, per_worker=False,
-    seed=None,
+    seed=None, verbose=0,
 ):
     """Area under the margin of every observed vote, recorded along training.
 
@@ -150,6 +166,11 @@ def record_margins(
     seed : int or None
         Seed of torch's generator for a skorch net (sklearn models carry their
         own ``random_state``).
+    verbose : int, default=0
+        Progress lines, prefixed ``[WAUMPruner]``: one per epoch (the mean
+        margin of the labels at that epoch) when positive; with
+        ``per_worker``, one per worker's model instead, and the epoch lines
+        from 2 on.
 
     Returns
     -------
@@ -162,16 +183,21 @@ def record_margins(
     k = votes.n_classes
     if not per_worker:
         return _record_group(
-            estimator, X, votes.task, votes.label, k, n_epochs, kind, top_k, logits, seed
+            estimator, X, votes.task, votes.label, k, n_epochs, kind, top_k, logits, seed,
+            progress="[WAUMPruner] " if verbose else None,
         )
     aum = np.empty(votes.n_votes)
     final_proba = np.empty((votes.n_votes, k))
     by_worker = np.argsort(votes.worker, kind="stable")
     ends = np.cumsum(votes.votes_per_worker())
-    for rows in np.split(by_worker, ends[:-1]):
+    for worker, rows in enumerate(np.split(by_worker, ends[:-1])):
         if len(rows):
+            prefix = f"[WAUMPruner] worker {worker + 1}/{votes.n_workers}"
             aum[rows], final_proba[rows] = _record_group(
                 estimator, X, votes.task[rows], votes.label[rows], k, n_epochs, kind, top_k,
-                logits, seed,
+                logits, seed, progress=f"{prefix}, " if verbose >= 2 else None,
             )
+            if verbose:
+                print(f"{prefix}: {len(rows)} votes, {n_epochs} epochs, mean AUM "
+                      f"{aum[rows].mean():.4f}", flush=True)
     return aum, final_proba

@@ -167,6 +167,9 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
+        # numpy even for a DataFrame X (unlike the aggregators): scikit-learn's scorers take
+        # predict_proba(X)[:, 1] on binary problems (roc_auc, neg_log_loss), which a DataFrame
+        # rejects. See "In a notebook" in doc/aggregation.rst.
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 

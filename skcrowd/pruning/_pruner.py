@@ -127,6 +127,12 @@ class WAUMPruner(BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the margin model (its ``random_state`` parameter, or torch's
         generator for a skorch net) and the aggregator.
+    verbose : int, default=0
+        Progress of the margin model's training: when positive, one line per
+        epoch with the mean margin of the labels at that epoch.
+        ``method="worker-wise"`` prints one line per worker's model, and its
+        epochs from ``verbose=2``. A cached training (``memory``) prints
+        nothing. The aggregator has its own ``verbose``.
 
     Attributes
     ----------
@@ -194,6 +200,7 @@ class WAUMPruner(BaseEstimator):
         "logits": ["boolean"],
         "memory": [None, str, HasMethods(["cache"])],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -209,6 +216,7 @@ class WAUMPruner(BaseEstimator):
         logits=False,
         memory=None,
         random_state=None,
+        verbose=0,
     ):
         self.alpha = alpha
         self.margin_estimator = margin_estimator
@@ -220,6 +228,7 @@ class WAUMPruner(BaseEstimator):
         self.logits = logits
         self.memory = memory
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -266,10 +275,11 @@ class WAUMPruner(BaseEstimator):
         _check_margin_kind(self.margin, self.top_k, votes.n_classes)
         rng = check_random_state(self.random_state)
         seed = None if self.random_state is None else int(rng.randint(np.iinfo(np.int32).max))
-        record = check_memory(self.memory).cache(record_margins)
+        # verbose changes only the printing: a cached training serves every verbose level
+        record = check_memory(self.memory).cache(record_margins, ignore=["verbose"])
         options = dict(
             n_epochs=self.n_epochs, kind=self.margin, top_k=self.top_k, logits=self.logits,
-            seed=seed,
+            seed=seed, verbose=self.verbose,
         )
         model = self._margin_model(seed)
         has_votes = votes.votes_per_task() > 0
