@@ -78,9 +78,9 @@ def _confusion_stack(matrices, name):
         )
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
     if bad.any():
-        j, k, l = np.argwhere(bad)[0]
+        j, k, m = np.argwhere(bad)[0]
         raise ValueError(
-            f"{name}[{j}, {k}, {l}] = {_fmt(arr[j, k, l])}; confusion probabilities must lie "
+            f"{name}[{j}, {k}, {m}] = {_fmt(arr[j, k, m])}; confusion probabilities must lie "
             "in [0, 1]."
         )
     return arr

@@ -285,7 +285,8 @@ def _encode(values, rows, cols, classes, n_classes, name):
         if len(values) and (values.dtype.kind in "US") != (classes.dtype.kind in "US"):
             i = 0
             raise ValueError(
-                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, of a different "
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, "
+                "of a different "
                 f"type than the fitted classes {classes.tolist()!r}."
             )
         sorter = np.argsort(classes, kind="stable")
@@ -296,7 +297,8 @@ def _encode(values, rows, cols, classes, n_classes, name):
         if bad.any():
             i = np.argmax(bad)
             raise ValueError(
-                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, which is not "
+                f"{name} has label {_fmt(values[i])} at {_position(rows[i], cols[i])}, "
+                "which is not "
                 f"one of the known classes {classes.tolist()!r}."
             )
         return idx.astype(np.int64), classes
@@ -590,7 +592,8 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
                 "drop rows without a vote before converting."
             )
         if what == "label":
-            col = _normalize_values(col, np.arange(len(col)), np.zeros(len(col), int), "label column")
+            col = _normalize_values(col, np.arange(len(col)), np.zeros(len(col), int),
+                                    "label column")
         try:
             uniq, inv = np.unique(col, return_inverse=True)
         except TypeError as exc:

@@ -63,7 +63,8 @@ def test_float_votes_with_nan_missing_become_integer_labels():
 
 
 def test_sparse_explicit_zero_is_a_vote_and_implicit_is_missing():
-    m = sp.csr_matrix((np.array([0, 1, 0]), (np.array([0, 0, 2]), np.array([0, 1, 1]))), shape=(3, 2))
+    m = sp.csr_matrix((np.array([0, 1, 0]), (np.array([0, 0, 2]), np.array([0, 1, 1]))),
+                      shape=(3, 2))
     assert m.nnz == 3
     v = check_votes(m)
     assert triplets(v) == ([0, 0, 2], [0, 1, 1], [0, 1, 0])

@@ -296,7 +296,7 @@ class DaskVotes:
                                         hash=False)
         make_block = dask.delayed(_make_block, pure=True)
         self.block_futures = client.compute([make_block(part, rank, classes_)
-                                      for part in shuffled.to_delayed()])
+                                             for part in shuffled.to_delayed()])
         summary = client.gather([client.submit(_block_summary, b) for b in self.block_futures])
         for _, repeated in summary:
             if repeated is not None:

@@ -561,8 +561,6 @@ RELEASES = {
 }
 
 
-
-
 def _fetch(name, data_home, download_if_missing, sparse, return_X_y):
     release = RELEASES[name]
     folder = Path(get_data_home(data_home)) / release.folder

@@ -101,6 +101,7 @@ def test_ds_statistics_of_blocks_add_up(engine):
     votes = _random_votes(rng)
     log_conf_t = _random_log_confusions(rng, votes.n_workers, 3)
     log_priors = np.log(rng.dirichlet(np.ones(3)))
+
     def statistics(block):
         return ds_block_statistics(BlockLayout(block), log_conf_t, log_priors,
                                    resp=np.empty((block.n_tasks, 3)))

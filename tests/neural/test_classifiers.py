@@ -350,7 +350,7 @@ def test_extreme_crowds_stay_finite(Net):
     X = rng.normal(size=(30, 2)).astype(np.float32) * 100
     votes = np.full((30, 1010), -1)
     votes[:10, :1000] = rng.randint(0, 2, (10, 1000))
-    votes[10:20, 1000:1010] = np.diag(rng.randint(0, 2, 10))  - (1 - np.eye(10, dtype=int))
+    votes[10:20, 1000:1010] = np.diag(rng.randint(0, 2, 10)) - (1 - np.eye(10, dtype=int))
     net = Net(classes=[0, 1, 2], max_epochs=3, lr=0.1, batch_size=8, random_state=0)
     net.fit(X, votes)
     assert np.isfinite(net.history[:, "train_loss"]).all()
