@@ -163,6 +163,13 @@ class BlockLayout:
         )
 
     @cached_property
+    def cell(self):
+        """``worker * K + label`` of each vote (task order): the row of a vote in a
+        ``(n_workers * K, K)`` view of per-worker tables laid out ``[worker, label, class]``."""
+        index = _index_dtype(self.n_workers * self.n_classes)
+        return self.worker.astype(index) * self.n_classes + self.label.astype(index)
+
+    @cached_property
     def worker_order(self):
         """Votes in worker order: ``(worker_indptr, position, task, label)``.
 
@@ -374,20 +381,21 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_prio
     """
     K = layout.n_classes
     counted = mode != _E_STEP
-    shape = (n_chunks, layout.n_workers, K, K) if counted else (n_chunks, 0, 0, K)
+    shape = (n_chunks, layout.n_workers * K, K) if counted else (n_chunks, 0, K)
     counts = layout.scratch("ds_counts", shape)
     class_counts = np.empty((n_chunks, K))
     log_liks = np.empty(n_chunks)
     if log_confusions_t is None:  # typed placeholders of the inputs _COUNTS does not read
         log_confusions_t, log_class_priors = np.zeros((1, 1, K)), np.zeros(K)
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
-    kernel(layout.task_indptr, layout.worker, layout.label, log_confusions_t, log_class_priors,
+    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_class_priors,
            np.empty((0, K)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
            layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
     if not counted:
         return None, None, float(log_liks.sum())
-    return counts.sum(axis=0), class_counts.sum(axis=0), float(log_liks.sum())
+    return (counts.sum(axis=0).reshape(layout.n_workers, K, K), class_counts.sum(axis=0),
+            float(log_liks.sum()))
 
 
 def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
@@ -855,15 +863,17 @@ if numba is not None:
         return log_sum + np.log(product)
 
     @_jit(parallel=False)
-    def _ds_chunk(first, stop, indptr, worker, label, log_conf_t, log_prior, resp, task_ll,
-                  counts, class_counts, mode):
+    def _ds_chunk(first, stop, indptr, cell, log_conf_t, log_prior, resp, task_ll, counts,
+                  class_counts, mode):
         """Tasks ``first..stop-1`` of a block, ``_SOFTMAX_BATCH`` at a time; by ``mode``:
 
         - ``_E_STEP``: their posteriors into ``resp`` and log-likelihoods into ``task_ll``;
-        - ``_FUSED``: E-step, its posteriors added into ``counts`` ([worker, label, class])
-          and ``class_counts`` (zeroed first) and also stored in ``resp`` when it has rows;
+        - ``_FUSED``: E-step, its posteriors added into ``counts`` and ``class_counts``
+          (zeroed first) and also stored in ``resp`` when it has rows;
         - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts.
 
+        ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker, label,
+        class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
         Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS``).
         """
         K = log_prior.shape[0]
@@ -887,7 +897,7 @@ if numba is not None:
                     row = rows[b]
                     row[:] = log_prior
                     for v in range(indptr[i], indptr[i + 1]):
-                        table = log_conf_t[worker[v], label[v]]
+                        table = log_conf_t[cell[v]]
                         for k in range(K):
                             row[k] += table[k]
                     for k in range(K):
@@ -909,26 +919,24 @@ if numba is not None:
                 for k in range(K):
                     class_counts[k] += row[k]
                 for v in range(indptr[i], indptr[i + 1]):
-                    table = counts[worker[v], label[v]]
+                    table = counts[cell[v]]
                     for k in range(K):
                         table[k] += row[k]
         return log_lik
 
     @_jit(parallel=False)
-    def _ds_chunks_serial(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
-                          counts, class_counts, log_liks, mode):
+    def _ds_chunks_serial(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
+                          class_counts, log_liks, mode):
         for c in range(bounds.shape[0] - 1):
-            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, worker, label,
-                                    log_conf_t, log_prior, resp, task_ll, counts[c],
-                                    class_counts[c], mode)
+            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
 
     @_jit
-    def _ds_chunks_parallel(indptr, worker, label, log_conf_t, log_prior, resp, task_ll, bounds,
-                            counts, class_counts, log_liks, mode):
+    def _ds_chunks_parallel(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
+                            class_counts, log_liks, mode):
         for c in prange(bounds.shape[0] - 1):
-            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, worker, label,
-                                    log_conf_t, log_prior, resp, task_ll, counts[c],
-                                    class_counts[c], mode)
+            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
 
     @_jit
     def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts, zero):
