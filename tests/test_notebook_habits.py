@@ -32,13 +32,8 @@ name = type
 
 
 @pytest.fixture
-def votes():
-    rng = np.random.default_rng(3)
-    truth = rng.integers(3, size=40)
-    v = np.where(rng.random((40, 6)) < 0.7, truth[:, None], rng.integers(3, size=(40, 6)))
-    v[rng.random(v.shape) < 0.4] = -1
-    v[5] = -1  # a task without votes
-    return v
+def votes(make_votes):
+    return make_votes(3, 40, 6, accuracy=0.7, empty_task=5)
 
 
 @pytest.fixture

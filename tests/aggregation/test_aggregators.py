@@ -18,13 +18,8 @@ ids = type
 
 
 @pytest.fixture
-def votes():
-    rng = np.random.default_rng(0)
-    truth = rng.integers(3, size=60)
-    v = np.where(rng.random((60, 8)) < 0.75, truth[:, None], rng.integers(3, size=(60, 8)))
-    v[rng.random(v.shape) < 0.4] = -1
-    v[7] = -1  # a task without votes
-    return v
+def votes(make_votes):
+    return make_votes(0, 60, 8, accuracy=0.75, empty_task=7)
 
 
 # -- outputs ----------------------------------------------------------------------
