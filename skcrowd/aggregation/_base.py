@@ -329,8 +329,8 @@ class BaseEM(BaseAggregator):
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
-    def _e_step(self, layout, params, resp, out=None):
-        """Fill ``resp`` (allocated when None); return ``(statistics, log-likelihood)``.
+    def _e_step(self, layout, params, out=None):
+        """A block's E-step: ``(statistics, log-likelihood)``.
 
         ``out``: the running sums of the per-worker statistics of a pass over
         blocks numbered crowd-wide, to add this block's into (out of core);
@@ -651,9 +651,8 @@ def _e_step_block(block, tables, model, shared, warm, state, out=None):
         else:
             task_stats, task_params = state
             task_params = model._task_m_step(task_stats, task_params)
-    resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
     stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
-                                   resp, out=out)
+                                   out=out)
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
     if out is not None:
         per_worker = None

@@ -192,8 +192,9 @@ class DawidSkene(BaseEM):
         priors = class_counts + prior_pc
         return confusions_t, safe_log(priors / priors.sum())
 
-    def _e_step(self, layout, params, resp, out=None):
-        stats = ds_block_statistics(layout, *params, resp=resp,
+    def _e_step(self, layout, params, out=None):
+        # the M-step needs the counts only: the posteriors are not stored
+        stats = ds_block_statistics(layout, *params,
                                     worker_counts=None if out is None else out[0])
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 

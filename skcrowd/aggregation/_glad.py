@@ -206,7 +206,8 @@ class GLAD(BaseEM):
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
         return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
 
-    def _e_step(self, layout, params, resp, out=None):
+    def _e_step(self, layout, params, out=None):
+        resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
         st = glad_block_statistics(layout, *params, resp=resp)
         if out is not None:
             np.add(out[0], st.ability_gradient, out=out[0])

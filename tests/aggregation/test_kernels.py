@@ -144,7 +144,7 @@ def test_engines_agree_on_every_kernel(monkeypatch):
 @pytest.mark.skipif(_kernels.numba is None, reason="numba is not installed")
 @pytest.mark.parametrize("path", ["one chunk", "chunks", "worker order"])
 def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
-    """Small blocks: one fused chunk; large ones: 16 chunks, or worker order for huge tables."""
+    """Small blocks: one fused chunk; large ones: 4 chunks here, or worker order for huge tables."""
     rng = np.random.default_rng(6)
     votes = _random_votes(rng, n_tasks=600, n_workers=5, K=4, density=0.9)
     layout = BlockLayout(votes)
@@ -162,7 +162,7 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
         monkeypatch.setattr(_kernels, "_CHUNK_MEMORY", 1)
         monkeypatch.setattr(_kernels, "_CACHE_BYTES", 1)
     n_chunks = _kernels._ds_n_chunks(layout)
-    assert n_chunks == {"one chunk": 1, "chunks": 16, "worker order": 0}[path]
+    assert n_chunks == {"one chunk": 1, "chunks": 4, "worker order": 0}[path]
     got = (*ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4))),
            ds_worker_counts(layout, resp))
     for a, b in zip(got, expected):
