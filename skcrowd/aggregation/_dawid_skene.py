@@ -6,7 +6,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Real
 
 from ._base import BaseEM
-from ._kernels import ds_block_statistics, ds_e_step, ds_worker_counts, safe_log
+from ._kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_worker_counts,
+                       safe_log)
 
 
 class DawidSkene(BaseEM):
@@ -181,14 +182,7 @@ class DawidSkene(BaseEM):
         K = len(class_counts)
         confusion_pc, prior_pc = self._pseudo_counts(K)
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
-        confusions_t = worker_counts  # [j, l, k]
-        confusions_t += confusion_pc.T
-        total = confusions_t.sum(axis=1, keepdims=True)
-        np.divide(confusions_t, total, out=confusions_t, where=total > 0)
-        # a row without mass (possible only with smoothing=0) is uniform
-        confusions_t.transpose(0, 2, 1)[total[:, 0, :] <= 0] = 1.0 / K
-        np.maximum(confusions_t, np.finfo(np.float64).tiny, out=confusions_t)  # safe_log
-        np.log(confusions_t, out=confusions_t)
+        confusions_t = ds_log_confusions(worker_counts, confusion_pc)
         priors = class_counts + prior_pc
         return confusions_t, safe_log(priors / priors.sum())
 

@@ -66,6 +66,7 @@ __all__ = [
     "GLADBlockStatistics",
     "ds_e_step",
     "ds_worker_counts",
+    "ds_log_confusions",
     "ds_block_statistics",
     "glad_block_statistics",
     "glad_gradients",
@@ -364,6 +365,48 @@ def ds_worker_counts(layout, resp, *, out=None):
         return counts
     out += counts
     return out
+
+
+def ds_log_confusions(worker_counts, pseudo_counts):
+    """Dawid-Skene M-step of the confusion matrices, in place on the summed counts.
+
+    Parameters
+    ----------
+    worker_counts : ndarray of shape (n_workers, K, K), float64, C-contiguous
+        Expected counts ``[j, l, k]`` (see :func:`ds_worker_counts`), summed over
+        the blocks; overwritten by the result.
+    pseudo_counts : ndarray of shape (K, K)
+        Dirichlet pseudo-counts ``[k, l]`` of confusion row ``k``.
+
+    Returns
+    -------
+    log_confusions_t : ndarray of shape (n_workers, K, K)
+        ``worker_counts``, now ``[j, l, k] = log P(worker j answers l | true class k)``:
+        the counts plus pseudo-counts normalized over ``l`` (a class ``k`` without mass,
+        possible only without pseudo-counts, gets the uniform row), floored at the
+        smallest float as in :func:`safe_log`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation._kernels import ds_log_confusions
+    >>> counts = np.array([[[3.0, 0.0], [1.0, 0.0]]])  # [j, l, k]: 4 tasks of class 0
+    >>> np.exp(ds_log_confusions(counts, np.zeros((2, 2))))
+    array([[[0.75, 0.5 ],
+            [0.25, 0.5 ]]])
+    """
+    K = worker_counts.shape[-1]
+    pseudo_t = np.ascontiguousarray(np.asarray(pseudo_counts, dtype=np.float64).T)
+    if _engine() == "numba":
+        parallel = worker_counts.size >= PARALLEL_MIN_VOTES
+        (_ds_normalize_parallel if parallel else _ds_normalize_serial)(worker_counts, pseudo_t)
+    else:
+        worker_counts += pseudo_t
+        total = worker_counts.sum(axis=1, keepdims=True)
+        np.divide(worker_counts, total, out=worker_counts, where=total > 0)
+        worker_counts.transpose(0, 2, 1)[total[:, 0, :] <= 0] = 1.0 / K
+        np.maximum(worker_counts, np.finfo(np.float64).tiny, out=worker_counts)
+    return np.log(worker_counts, out=worker_counts)  # numpy's log is vectorized, numba's is not
 
 
 def _ds_n_chunks(layout):
@@ -970,6 +1013,35 @@ if numba is not None:
                 row = table[label[p]]
                 for k in range(K):
                     row[k] += r[k]
+
+    @_jit(parallel=False)
+    def _ds_normalize_worker(counts, pseudo_t, j):
+        """In place: worker ``j``'s counts ``[j, a, k]`` (``a`` the answer) plus ``pseudo_t``,
+        normalized over ``a`` (uniform for a ``k`` without mass), floored at the smallest
+        positive float."""
+        K = counts.shape[2]
+        tiny = np.finfo(np.float64).tiny
+        for k in range(K):
+            total = 0.0
+            for a in range(K):
+                counts[j, a, k] += pseudo_t[a, k]
+                total += counts[j, a, k]
+            if total > 0:
+                for a in range(K):
+                    counts[j, a, k] = max(counts[j, a, k] / total, tiny)
+            else:
+                for a in range(K):
+                    counts[j, a, k] = 1.0 / K
+
+    @_jit(parallel=False)
+    def _ds_normalize_serial(counts, pseudo_t):
+        for j in range(counts.shape[0]):
+            _ds_normalize_worker(counts, pseudo_t, j)
+
+    @_jit
+    def _ds_normalize_parallel(counts, pseudo_t):
+        for j in prange(counts.shape[0]):
+            _ds_normalize_worker(counts, pseudo_t, j)
 
     @_jit(parallel=False)
     def _sigmoid_moments(e, z):

@@ -13,6 +13,7 @@ from skcrowd.aggregation._kernels import (
     BlockLayout,
     ds_block_statistics,
     ds_e_step,
+    ds_log_confusions,
     ds_worker_counts,
     glad_block_statistics,
     glad_gradients,
@@ -93,6 +94,20 @@ def test_ds_worker_counts_by_hand(engine):
     counts = ds_worker_counts(layout, resp)  # [worker, observed, true]
     np.testing.assert_allclose(counts[0], [[0.9, 0.1], [0.7, 1.3]])
     np.testing.assert_allclose(counts[1], [[0.0, 0.0], [1.4, 0.6]])
+
+
+@pytest.mark.parametrize("n_workers", [2, 2000])  # one thread, and the parallel driver
+def test_ds_log_confusions_by_hand(engine, n_workers):
+    counts = np.zeros((n_workers, 3, 3))  # [worker, observed, true]
+    counts[:, :, 0] = [3.0, 1.0, 0.0]  # 4 tasks of class 0, 3 labelled right
+    counts[:, 1, 1] = 2.0  # 2 tasks of class 1, labelled right; none of class 2
+    pseudo = np.eye(3)  # pseudo-count [true, observed]: one right vote per class
+    out = ds_log_confusions(counts.copy(), pseudo)
+    np.testing.assert_allclose(np.exp(out[-1]), [[4 / 5, 0, 0], [1 / 5, 1, 0], [0, 0, 1]],
+                               atol=1e-300)  # zeros floored at the smallest float
+    no_prior = ds_log_confusions(counts.copy(), np.zeros((3, 3)))[0]
+    np.testing.assert_allclose(np.exp(no_prior[:, 2]), 1 / 3)  # a class without mass: uniform
+    assert no_prior[2, 1] == np.log(np.finfo(np.float64).tiny)  # floored: finite
 
 
 def test_ds_statistics_of_blocks_add_up(engine):
