@@ -37,6 +37,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import check_votes
+from ._kernels import naive_soft_labels, row_argmax
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
@@ -157,7 +158,7 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
     def _labels(self, proba):
         """Most probable class of each row of ``proba`` (numpy, pandas or dask)."""
         if isinstance(proba, np.ndarray):
-            return self.classes_[np.argmax(proba, axis=1)]
+            return self.classes_[row_argmax(proba)]
         if hasattr(proba, "map_partitions"):  # dask: stays lazy
             meta = _argmax_labels(proba._meta, self.classes_)
             return proba.map_partitions(_argmax_labels, self.classes_, meta=meta)
@@ -255,25 +256,6 @@ def _argmax_labels(frame, classes):
     import pandas as pd
 
     return pd.Series(classes[np.argmax(frame.to_numpy(), axis=1)], index=frame.index)
-
-
-def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
-    """Vote frequencies of each task (paper 002, eq. 6); ``empty_row`` for a task without votes.
-
-    ``task`` and ``label`` are the votes' task and class indices; the result
-    (shape ``(n_tasks, K)``) is written into ``out`` when given.
-    """
-    K = len(empty_row)
-    key = task.astype(np.int64)
-    key *= K
-    key += label
-    out = np.empty((n_tasks, K)) if out is None else out
-    out.reshape(-1)[:] = np.bincount(key, minlength=n_tasks * K)
-    del key
-    total = out.sum(axis=1, keepdims=True)
-    np.divide(out, total, out=out, where=total > 0)
-    out[total[:, 0] == 0] = empty_row
-    return out
 
 
 class BaseEM(BaseAggregator):
@@ -672,4 +654,4 @@ def _final_block(block, tables, model, shared, state):
     """Most probable class of each fitted task of a block, and per-task fitted attributes."""
     proba, task_attributes = model._final_e_step(block.layout,
                                                  _block_parameters(model, tables, shared))
-    return np.argmax(proba, axis=1), task_attributes
+    return row_argmax(proba), task_attributes

@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
-from ._base import BaseAggregator, naive_soft_labels
+from ._base import BaseAggregator
+from ._kernels import naive_soft_labels
 
 
 class MajorityVote(BaseAggregator):

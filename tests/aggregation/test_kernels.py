@@ -18,6 +18,8 @@ from skcrowd.aggregation._kernels import (
     glad_block_statistics,
     glad_gradients,
     glad_task_difficulties,
+    naive_soft_labels,
+    row_argmax,
 )
 
 ENGINES = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(
@@ -110,6 +112,15 @@ def test_ds_log_confusions_by_hand(engine, n_workers):
     assert no_prior[2, 1] == np.log(np.finfo(np.float64).tiny)  # floored: finite
 
 
+def test_naive_soft_labels_and_row_argmax_by_hand(engine):
+    task, label = np.array([2, 0, 2, 0, 0]), np.array([1, 0, 0, 1, 1])
+    freq = naive_soft_labels(task, label, 3, np.array([0.25, 0.75]))
+    np.testing.assert_allclose(freq, [[1 / 3, 2 / 3], [0.25, 0.75], [0.5, 0.5]])
+    np.testing.assert_array_equal(row_argmax(freq), [1, 1, 0])  # a tie: the first class
+    big = np.random.default_rng(0).random((60_000, 3))  # the parallel driver
+    np.testing.assert_array_equal(row_argmax(big), np.argmax(big, axis=1))
+
+
 def test_ds_statistics_of_blocks_add_up(engine):
     """The per-partition contract: statistics of a split block sum to the whole block's."""
     rng = np.random.default_rng(1)
@@ -151,6 +162,9 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             *glad_block_statistics(layout, abilities, log_betas, log_priors),
             *glad_task_difficulties(layout, abilities, log_priors),
             *glad_gradients(layout, resp, abilities, log_betas),
+            ds_log_confusions(np.exp(log_conf_t), np.eye(4)),
+            naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors)),
+            row_argmax(np.round(resp, 1)),  # ties: the first largest entry
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
