@@ -9,7 +9,7 @@ and an entry is a worker's label for a task or the ``missing_label`` marker.
 ``sklearn.mixture._base.BaseMixture``: ``fit`` calls ``fit_predict``, which
 runs ``n_init`` initializations of at most ``max_iter`` iterations and keeps
 the one with the best objective. Subclasses provide the model through
-``_initial_statistics``, ``_m_step``, ``_e_step`` and ``_log_prior``; each
+``_statistics``, ``_m_step``, ``_e_step`` and ``_log_prior``; each
 E-step is one call of a per-block kernel (:mod:`._kernels`).
 
 The votes come from a *source* (:mod:`skcrowd.backends`) of blocks of whole
@@ -299,8 +299,14 @@ class BaseEM(BaseAggregator):
     # _task_parameters) get every entry, with the rows of the block's workers.
 
     @abstractmethod
-    def _initial_statistics(self, layout, resp):
-        """Sufficient statistics of a block's initial responsibilities, for the first M-step."""
+    def _statistics(self, layout, resp):
+        """Sufficient statistics of given responsibilities of a block's tasks."""
+
+    def _initial_statistics(self, layout, random_state):
+        """Statistics of a block's initial responsibilities, for the first M-step."""
+        resp = np.empty((layout.n_tasks, layout.n_classes))
+        self._initial_responsibilities(layout, random_state, resp)
+        return self._statistics(layout, resp)
 
     @abstractmethod
     def _m_step(self, stats, params):
@@ -500,9 +506,8 @@ class BaseEM(BaseAggregator):
             rows = random_state.exponential(size=resp.shape)
             np.divide(rows, rows.sum(axis=1, keepdims=True), out=resp)
             return
-        frequencies = np.bincount(layout.label, minlength=layout.n_classes)
-        naive_soft_labels(layout.task, layout.label, layout.n_tasks,
-                          frequencies / frequencies.sum(), out=resp)
+        naive_soft_labels(layout.task, layout.label, layout.n_tasks, _vote_frequencies(layout),
+                          out=resp)
 
     # -- prediction -------------------------------------------------------------
 
@@ -602,6 +607,13 @@ def _block_parameters(model, tables, shared, task_params=None):
     return tuple(next(sources[a]) for a in model._parameter_axes)
 
 
+def _vote_frequencies(layout):
+    """Frequencies of the classes among a block's votes: the naive soft label of a task
+    without votes."""
+    frequencies = np.bincount(layout.label, minlength=layout.n_classes)
+    return frequencies / frequencies.sum()
+
+
 def _has_task_parameters(model):
     return "task" in model._parameter_axes
 
@@ -612,10 +624,8 @@ def _initial_block(block, tables, model, random_state, state):
     if not isinstance(random_state, np.random.RandomState):  # a seed: one stream per block
         key = 0 if block.tasks is None else zlib.crc32(repr(block.tasks[0]).encode())
         random_state = np.random.RandomState([random_state, key])
-    resp = np.empty((layout.n_tasks, layout.n_classes))
-    model._initial_responsibilities(layout, random_state, resp)
     per_worker, shared, task_stats = _split_statistics(
-        model, model._initial_statistics(layout, resp))
+        model, model._initial_statistics(layout, random_state))
     return per_worker, shared, (task_stats, None)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real
 
-from ._base import BaseEM
-from ._kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_worker_counts,
-                       safe_log)
+from ._base import BaseEM, _vote_frequencies
+from ._kernels import (ds_block_statistics, ds_e_step, ds_log_confusions,
+                       ds_vote_share_counts, ds_worker_counts, safe_log)
 
 
 class DawidSkene(BaseEM):
@@ -174,8 +174,14 @@ class DawidSkene(BaseEM):
         s = float(self.smoothing)
         return s * (np.eye(K) + 1.0 / K), np.full(K, s / K)
 
-    def _initial_statistics(self, layout, resp):
+    def _statistics(self, layout, resp):
         return ds_worker_counts(layout, resp), resp.sum(axis=0)
+
+    def _initial_statistics(self, layout, random_state):
+        if self.init == "random":
+            return super()._initial_statistics(layout, random_state)
+        # the naive soft labels' counts, each task's computed from its votes on the fly
+        return ds_vote_share_counts(layout, _vote_frequencies(layout))
 
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats

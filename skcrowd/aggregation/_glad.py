@@ -187,7 +187,7 @@ class GLAD(BaseEM):
     _parameter_axes = ("worker", "task", "shared")
     _statistic_axes = ("worker", "worker", "task", "task")
 
-    def _initial_statistics(self, layout, resp):
+    def _statistics(self, layout, resp):
         return glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
                               np.zeros(layout.n_tasks))
 

@@ -68,6 +68,7 @@ __all__ = [
     "GLADBlockStatistics",
     "ds_e_step",
     "ds_worker_counts",
+    "ds_vote_share_counts",
     "ds_log_confusions",
     "ds_block_statistics",
     "glad_block_statistics",
@@ -82,7 +83,7 @@ _CHUNK_MEMORY = 256 * 2**20  # bytes of per-chunk count tables of the fused DS p
 _VOTES_PER_CELL = 24  # votes per count-table entry (worker, label) a fused DS chunk aims at
 _CACHE_BYTES = 4 * 2**20  # count tables beyond this size: worker-order pass
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
-_E_STEP, _FUSED, _COUNTS = 0, 1, 2  # what a numba DS pass computes (see _ds_chunk)
+_E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
 _LOG2_E = 1.4426950408889634
 _LN2_HIGH = 6.93147180369123816490e-01  # ln(2) = _LN2_HIGH + _LN2_LOW, the first exact
 _LN2_LOW = 1.90821492927058770002e-10  # in 32 bits (Cody-Waite)
@@ -436,6 +437,48 @@ def ds_worker_counts(layout, resp, *, out=None):
     return out
 
 
+def ds_vote_share_counts(layout, empty_row):
+    """Dawid-Skene statistics of the naive soft labels (each task's vote frequencies).
+
+    The same as ``ds_worker_counts(layout, naive_soft_labels(...))`` and the
+    soft labels' column sums, without the soft labels: the numba engine
+    computes each task's frequencies from its votes as it adds them (the
+    initial statistics of ``DawidSkene(init="majority")``).
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    empty_row : ndarray of shape (K,)
+        Soft label of a task without votes.
+
+    Returns
+    -------
+    worker_counts : ndarray of shape (n_workers, K, K)
+    class_counts : ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout, ds_vote_share_counts
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1, 1], [-1, -1, -1]])))
+    >>> counts, class_counts = ds_vote_share_counts(layout, np.array([0.5, 0.5]))
+    >>> counts[0]  # worker 0 said 0 on a task whose votes are 1/3 class 0
+    array([[0.33333333, 0.66666667],
+           [0.        , 0.        ]])
+    >>> class_counts
+    array([0.83333333, 1.16666667])
+    """
+    empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
+    n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
+    if n_chunks:
+        counts, class_counts, _ = _ds_pass(layout, _VOTE_SHARES, n_chunks, None,
+                                           log_class_priors=empty_row)
+        return counts, class_counts
+    resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row)
+    return ds_worker_counts(layout, resp), resp.sum(axis=0)
+
+
 def ds_log_confusions(worker_counts, pseudo_counts):
     """Dawid-Skene M-step of the confusion matrices, in place on the summed counts.
 
@@ -511,8 +554,10 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_prio
     counts = layout.scratch("ds_counts", shape)
     class_counts = np.empty((n_chunks, K))
     log_liks = np.empty(n_chunks)
-    if log_confusions_t is None:  # typed placeholders of the inputs _COUNTS does not read
-        log_confusions_t, log_class_priors = np.zeros((1, 1, K)), np.zeros(K)
+    if log_confusions_t is None:  # typed placeholder: _COUNTS and _VOTE_SHARES do not read it
+        log_confusions_t = np.zeros((1, 1, K))
+    if log_class_priors is None:
+        log_class_priors = np.zeros(K)
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
     kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_class_priors,
            np.empty((0, K)) if resp is None else resp,
@@ -1001,7 +1046,9 @@ if numba is not None:
         - ``_E_STEP``: their posteriors into ``resp`` and log-likelihoods into ``task_ll``;
         - ``_FUSED``: E-step, its posteriors added into ``counts`` and ``class_counts``
           (zeroed first) and also stored in ``resp`` when it has rows;
-        - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts.
+        - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts;
+        - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior`` for a task without
+          votes) added into the zeroed counts.
 
         ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker, label,
         class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
@@ -1027,6 +1074,20 @@ if numba is not None:
                 for b in range(n):
                     for k in range(K):
                         rows[b, k] = resp[start + b, k]
+            elif mode == _VOTE_SHARES:
+                for b in range(n):
+                    i = start + b
+                    first_vote, end = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+                    if first_vote == end:
+                        for k in range(K):
+                            rows[b, k] = log_prior[k]
+                        continue
+                    for k in range(K):
+                        rows[b, k] = 0.0
+                    for v in range(first_vote, end):
+                        rows[b, np.uint64(cell[v]) % np.uint64(K)] += 1.0
+                    for k in range(K):
+                        rows[b, k] /= end - first_vote
             else:
                 for b in range(n):
                     i = start + b

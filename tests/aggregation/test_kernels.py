@@ -14,6 +14,7 @@ from skcrowd.aggregation._kernels import (
     ds_block_statistics,
     ds_e_step,
     ds_log_confusions,
+    ds_vote_share_counts,
     ds_worker_counts,
     glad_block_statistics,
     glad_gradients,
@@ -165,6 +166,7 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             ds_log_confusions(np.exp(log_conf_t), np.eye(4)),
             naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors)),
             row_argmax(np.round(resp, 1)),  # ties: the first largest entry
+            *ds_vote_share_counts(layout, np.exp(log_priors)),
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
@@ -196,6 +198,11 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
            ds_worker_counts(layout, resp))
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    # the naive soft labels' statistics, computed on the fly, are those of the soft labels
+    shares = naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors))
+    counts, class_counts = ds_vote_share_counts(layout, np.exp(log_priors))
+    np.testing.assert_allclose(counts, ds_worker_counts(layout, shares), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)
 
 
 @pytest.mark.skipif(_kernels.numba is None, reason="numba is not installed")
