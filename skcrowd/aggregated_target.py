@@ -17,17 +17,11 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from ._meta import _estimator_has
 from .metrics import mv_accuracy_score
 from .votes import check_votes
 
 __all__ = ["AggregatedTargetClassifier"]
-
-
-def _estimator_has(attr):
-    def check(self):
-        return hasattr(self.estimator_ if hasattr(self, "estimator_") else self.estimator, attr)
-
-    return check
 
 
 def _is_skorch_classifier(estimator):

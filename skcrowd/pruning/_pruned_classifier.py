@@ -8,19 +8,10 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._meta import _estimator_has
 from ._pruner import WAUMPruner
 
 __all__ = ["PrunedClassifier"]
-
-
-def _estimator_has(attr):
-    """Check the fitted ``estimator_`` if there is one, else the ``estimator`` parameter."""
-
-    def check(self):
-        est = self.estimator_ if hasattr(self, "estimator_") else self.estimator
-        return hasattr(est, attr)
-
-    return check
 
 
 class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
