@@ -20,9 +20,10 @@ Two engines compute the same numbers (to rounding, about 1e-12):
   a fixed order, so results do not depend on the number of threads. The
   Dawid-Skene E-step is fused with its statistics: the tasks are cut into
   chunks of equal vote counts (their number depends on the block's size
-  only: a power of two up to 16, each with about 24 and at least 2 votes per
-  worker and label, their tables within 256 MB) and each chunk adds its votes' posteriors into its
-  own copy of the per-worker count tables, summed at the end. When fewer than
+  only: a power of two up to 16, each with about 24 and at least 2 votes
+  per worker and label, their tables within 256 MB) and each chunk adds its
+  votes' posteriors into its own copy of the per-worker count tables, summed
+  at the end. When fewer than
   two chunks qualify, one fused pass runs on one thread, unless the tables
   outgrow the CPU caches (about 4 MB, many workers): then the counts are
   summed in parallel over the votes in worker order. Posteriors are
@@ -279,7 +280,7 @@ def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
     out = np.empty((n_tasks, K)) if out is None else out
     empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
     if _engine() == "numba":
-        _vote_frequencies(task, label, empty_row, out)
+        _naive_soft_labels_serial(task, label, empty_row, out)
         return out
     key = task.astype(np.int64)
     key *= K
@@ -1054,7 +1055,7 @@ if numba is not None:
 
         ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker, label,
         class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
-        Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS``).
+        Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS`` and ``_VOTE_SHARES``).
 
         Every loop indexes with plain element loops and unsigned indices: no array views, no
         negative-index wrap-around (together 1.4 times faster than with them).
@@ -1079,17 +1080,11 @@ if numba is not None:
             elif mode == _VOTE_SHARES:
                 for b in range(n):
                     i = start + b
-                    first_vote, end = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
-                    if first_vote == end:
-                        for k in range(K):
-                            rows[b, k] = log_prior[k]
-                        continue
                     for k in range(K):
                         rows[b, k] = 0.0
-                    for v in range(first_vote, end):
+                    for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                         rows[b, np.uint64(cell[v]) % np.uint64(K)] += 1.0
-                    for k in range(K):
-                        rows[b, k] /= end - first_vote
+                    _counts_to_shares(rows, b, float(indptr[i + 1] - indptr[i]), log_prior)
             else:
                 for b in range(n):
                     i = start + b
@@ -1175,23 +1170,28 @@ if numba is not None:
         for j in prange(counts.shape[0]):
             _ds_normalize_worker(counts, pseudo_t, j)
 
+    @_jit(parallel=False, inline="always")
+    def _counts_to_shares(rows, i, n_votes, empty_row):
+        """Row ``i`` of ``rows``, the class counts of a task's ``n_votes`` votes -> their
+        shares (``empty_row`` for a task without votes)."""
+        if n_votes > 0:
+            for k in range(rows.shape[1]):
+                rows[i, k] /= n_votes
+        else:
+            for k in range(rows.shape[1]):
+                rows[i, k] = empty_row[k]
+
     @_jit(parallel=False)
-    def _vote_frequencies(task, label, empty_row, out):
+    def _naive_soft_labels_serial(task, label, empty_row, out):
         """``out`` <- vote frequencies of each task (``empty_row`` for a task without votes)."""
-        n_tasks, K = out.shape
         out[:] = 0.0
         for v in range(task.shape[0]):
             out[task[v], label[v]] += 1.0
-        for i in range(n_tasks):
-            total = 0.0
-            for k in range(K):
-                total += out[i, k]
-            if total > 0:
-                for k in range(K):
-                    out[i, k] /= total
-            else:
-                for k in range(K):
-                    out[i, k] = empty_row[k]
+        for i in range(out.shape[0]):
+            n_votes = 0.0
+            for k in range(out.shape[1]):
+                n_votes += out[i, k]
+            _counts_to_shares(out, i, n_votes, empty_row)
 
     @_jit(parallel=False, inline="always")
     def _argmax_of_row(proba, i):
