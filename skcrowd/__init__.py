@@ -26,6 +26,12 @@ _LAZY = {
     "mv_accuracy_scorer": "metrics",
     "annotation_log_likelihood_scorer": "metrics",
     "imbalance_ratio": "metrics",
+    "krippendorff_alpha": "metrics",
+    "fleiss_kappa": "metrics",
+    # quality control: worker and task reports, spammer scores
+    "worker_report": "quality",
+    "task_report": "quality",
+    "spammer_score": "quality",
     # datasets: simulated crowds and the dataset-folder loader
     "simulate_annotators": "datasets",
     "make_confusion_matrix": "datasets",
