@@ -755,6 +755,23 @@ def _alpha_statistic(counts, level, classes):
     return statistic, c
 
 
+def _class_agreement(counts):
+    """Per class: share of its pairable votes matched by another vote of the same task.
+
+    Returns the observed share ``o_cc / n_c`` (from the coincidences of
+    :func:`krippendorff_alpha`), the share expected by chance ``(n_c - 1) /
+    (n - 1)`` and the pairable votes ``n_c``; NaN for a class without any.
+    """
+    m = counts.sum(axis=1)
+    c = counts[m >= 2]
+    totals = c.sum(axis=0)
+    n = totals.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = ((c * (c - 1.0)) / (m[m >= 2, None] - 1.0)).sum(axis=0) / totals
+        expected = np.where(totals > 0, (totals - 1.0) / (n - 1.0), np.nan)
+    return observed, expected, totals
+
+
 @validate_params(
     {**_AGREEMENT_PARAMS,
      "level_of_measurement": [StrOptions({"nominal", "ordinal", "interval"})]},

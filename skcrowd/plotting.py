@@ -13,7 +13,12 @@
 - :func:`plot_vote_counts`: histogram of the number of votes per task or per
   worker;
 - :func:`plot_selftraining_history`: validation accuracy and imbalance ratios
-  per Self-Crowd iteration.
+  per Self-Crowd iteration;
+- :func:`plot_worker_quality`: each worker's estimated accuracy against their
+  number of votes, coloured by spammer score, the workers to review
+  highlighted (from :func:`skcrowd.quality.worker_report`);
+- :func:`plot_class_agreement`: per class, how often a vote is matched by
+  another vote on the same task, against chance.
 
 Every function returns what it drew on: the Axes, or the Figure when the plot
 has several panels. None of them imports torch: estimators are read through
@@ -26,7 +31,14 @@ import numpy as np
 from scipy.special import entr
 from sklearn.exceptions import NotFittedError
 
-from .metrics import _check_proba, _column_indices, expected_calibration_error
+from .metrics import (
+    _agreement_counts,
+    _check_proba,
+    _class_agreement,
+    _column_indices,
+    expected_calibration_error,
+    krippendorff_alpha,
+)
 from .votes import _fmt, check_votes
 
 try:
@@ -43,6 +55,8 @@ __all__ = [
     "plot_waum_vs_entropy",
     "plot_vote_counts",
     "plot_selftraining_history",
+    "plot_worker_quality",
+    "plot_class_agreement",
 ]
 
 # Attributes holding per-worker confusion matrices, rows = true class.
@@ -550,3 +564,165 @@ def plot_selftraining_history(history, *, axes=None):
     for ax in axes:
         ax.xaxis.get_major_locator().set_params(integer=True)
     return fig
+
+
+def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
+    """Each worker's accuracy against their number of votes, the workers to review highlighted.
+
+    One point per worker, coloured by spammer score (Raykar & Yu, 2012: 0
+    answers at random, 1 fully informative), with the accuracy interval as a
+    vertical bar. The first ``n_review`` workers of the review list
+    (``review_rank``) are circled in red and labelled with their id: the
+    workers below chance, then those closest to spammers. The dotted line is
+    the accuracy of uniform random answers, ``1 / n_classes``. Workers
+    without votes (or, for ``accuracy="known_accuracy"``, without votes on
+    known tasks) are not drawn.
+
+    Parameters
+    ----------
+    report : pandas.DataFrame
+        A :func:`skcrowd.quality.worker_report`.
+    accuracy : {"accuracy", "known_accuracy"}, default="accuracy"
+        The estimated accuracy, or the accuracy on known tasks (the report
+        must have been made with ``known``).
+    n_review : int, default=10
+        Number of workers of the review list to highlight (0: none).
+    ax : matplotlib Axes, default=None
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from skcrowd import DawidSkene, simulate_annotators, worker_report
+    >>> from skcrowd.plotting import plot_worker_quality
+    >>> y = np.random.RandomState(0).randint(3, size=300)
+    >>> crowd = simulate_annotators(y, 12, accuracy=(0.6, 0.9), votes_per_task=4,
+    ...                             spammers=0.25, random_state=0)
+    >>> report = worker_report(DawidSkene().fit(crowd.votes), crowd.votes)
+    >>> ax = plot_worker_quality(report, n_review=3)
+    >>> crowd.worker_type[[4, 6, 11]].tolist()
+    ['spammer', 'spammer', 'spammer']
+    >>> len(ax.collections[0].get_offsets()), [t.get_text() for t in ax.texts]
+    (12, ['4', '11', '6'])
+    """
+    required = {"n_votes", "spammer_score", "review_rank", accuracy, f"{accuracy}_low",
+                f"{accuracy}_high"}
+    missing = sorted(required - set(getattr(report, "columns", ())))
+    if accuracy not in ("accuracy", "known_accuracy") or missing:
+        raise ValueError(
+            f"report must be a worker_report with columns {sorted(required)}; missing "
+            f"{missing or [accuracy]}" + (" (make it with known=)" if accuracy ==
+                                          "known_accuracy" else "") + "."
+        )
+    counts = report["n_known"] if accuracy == "known_accuracy" else report["n_votes"]
+    shown = report[(counts.to_numpy() > 0) & report[accuracy].notna().to_numpy()]
+    x = (shown["n_known"] if accuracy == "known_accuracy" else shown["n_votes"]).to_numpy()
+    y = shown[accuracy].to_numpy(dtype=np.float64)
+    low, high = shown[f"{accuracy}_low"].to_numpy(), shown[f"{accuracy}_high"].to_numpy()
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 4.5), layout="constrained")
+    points = ax.scatter(x, y, c=shown["spammer_score"].to_numpy(dtype=np.float64), s=28,
+                        cmap="viridis", vmin=0.0, vmax=1.0, zorder=3, edgecolors="none")
+    ax.vlines(x, low, high, color="0.7", linewidth=1, zorder=1)
+    review = shown[shown["review_rank"] <= n_review].sort_values("review_rank")
+    if len(review):
+        rx = (review["n_known"] if accuracy == "known_accuracy" else review["n_votes"])
+        ax.scatter(rx, review[accuracy], s=110, facecolors="none", edgecolors="C3",
+                   linewidths=1.5, zorder=4, label=f"first {len(review)} to review")
+        for worker, (px, py) in zip(review.index, zip(rx, review[accuracy])):
+            ax.annotate(str(worker), (px, py), textcoords="offset points", xytext=(6, 4),
+                        fontsize=8, color="C3")
+    classes = report.attrs.get("classes")
+    if classes:
+        ax.axhline(1.0 / len(classes), linestyle=":", color="gray",
+                   label=f"random answers (1/{len(classes)})")
+    if len(x) and x.max() > 20 * max(x.min(), 1):
+        ax.set_xscale("log")
+    ax.figure.colorbar(points, ax=ax, label="spammer score")
+    ax.set_xlabel("votes on known tasks" if accuracy == "known_accuracy" else "votes given")
+    ax.set_ylabel("accuracy on known tasks" if accuracy == "known_accuracy"
+                  else "estimated accuracy")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"Worker quality ({len(shown)} workers)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize=8)
+    return ax
+
+
+def plot_class_agreement(votes, *, missing_label=-1, classes=None, ax=None):
+    """Per class, how often a vote is matched by another vote on the same task, against chance.
+
+    For each class ``c``, the bar is the share of the (pairable) votes for
+    ``c`` that another vote of the same task matches: ``o_cc / n_c`` in the
+    coincidences of Krippendorff's alpha (a task with ``m`` votes, ``n`` of
+    them for ``c``, adds ``n (n - 1) / (m - 1)`` to ``o_cc``). The black
+    tick is the share expected by chance, ``(n_c - 1) / (n - 1)``. A class
+    far above its tick is recognised consistently; a class near it is voted
+    at random. The title gives the nominal Krippendorff's alpha. Tasks with
+    fewer than two votes are left out, as in
+    :func:`skcrowd.metrics.krippendorff_alpha`.
+
+    Parameters
+    ----------
+    votes : array-like or sparse matrix of shape (n_tasks, n_workers)
+        The votes, in any format of :func:`skcrowd.check_votes`.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote.
+    classes : array-like, default=None
+        All classes, in the order to draw them (a class without pairable
+        votes gets no bar). Default: the sorted distinct labels.
+    ax : matplotlib Axes, default=None
+        Where to draw; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from skcrowd.plotting import plot_class_agreement
+    >>> votes = np.array([[0, 0, 0], [0, 1, -1], [1, 1, 0], [2, 2, -1]])
+    >>> ax = plot_class_agreement(votes)
+    >>> # class 0: 3 of its 5 pairable votes matched (all from task 0); class 1: 1 of 3
+    >>> [round(float(bar.get_height()), 3) for bar in ax.patches]
+    [0.6, 0.333, 1.0]
+    """
+    counts, labels = _agreement_counts(votes, missing_label, classes)
+    if not (counts.sum(axis=1) >= 2).any():
+        raise ValueError("no task has two votes or more: there is no agreement to draw.")
+    observed, expected, totals = _class_agreement(counts)
+    try:
+        alpha = f"{krippendorff_alpha(votes, missing_label=missing_label, classes=classes):.3f}"
+    except ValueError:  # a single class among the pairable votes
+        alpha = "undefined"
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(labels) + 2.0), 3.8),
+                             layout="constrained")
+    positions = np.arange(len(labels))
+    ax.bar(positions, np.nan_to_num(observed), color="C0", edgecolor="black",
+           label="observed")
+    ax.scatter(positions, expected, marker="_", s=600, color="black", linewidths=2,
+               zorder=3, label="chance")
+    ax.set_xticks(positions, [str(label) for label in labels.tolist()],
+                  rotation=45 if len(labels) > 8 else 0)
+    for pos, total in zip(positions, totals):
+        ax.annotate(f"{int(round(total))}", (pos, 0.02), ha="center", fontsize=7,
+                    color="white" if total else "gray")
+    ax.set_ylim(0.0, 1.05)
+    ax.set_xlabel("class (number of pairable votes at the bottom)")
+    ax.set_ylabel("share of votes matched on the same task")
+    ax.set_title(f"Agreement per class (Krippendorff's alpha {alpha})")
+    ax.legend(loc="upper right", fontsize=8)
+    return ax
