@@ -1,4 +1,4 @@
-"""``python -m skcrowd``: the command line (``demo``, ``aggregate``); see ``--help``."""
+"""``python -m skcrowd``: the command line (``demo``, ``aggregate``, ``report``); see ``--help``."""
 
 import sys
 

@@ -1,8 +1,10 @@
-"""The ``python -m skcrowd`` command line: ``demo`` and ``aggregate``.
+"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate`` and ``report``.
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
 added). ``aggregate`` turns a long-format votes CSV into one label per task.
+``report`` writes the worker and task quality reports of a votes CSV and
+prints the agreement between workers.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ import argparse
 import ast
 import csv
 import io
+import json
+import os
 import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["main", "DemoMethod", "DEMO_METHODS"]
 
@@ -204,7 +209,8 @@ def _parse_param(text):
         return name, value  # a plain string such as an option name
 
 
-def aggregate(args, out):
+def _read_votes(args):
+    """The votes CSV as :class:`~skcrowd.votes.LongVotes`, and its tasks in file order."""
     from .datasets._loaders import as_ints_if_possible
     from .votes import votes_from_long
 
@@ -218,26 +224,33 @@ def aggregate(args, out):
         )
     except (ValueError, TypeError) as exc:
         raise CommandError(str(exc)) from exc
+    # rows of long.votes (tasks) in order of first appearance in the file
+    _, first = np.unique(np.asarray(values["task"]), return_index=True)
+    return long, np.argsort(first)
 
+
+def _fitted_aggregator(args, votes):
+    """The ``--method`` aggregator with its options, fitted on ``votes``."""
     params = dict(args.param)
     for name in ("max_iter", "smoothing"):
-        if getattr(args, name) is not None:
+        if getattr(args, name, None) is not None:
             params[name] = getattr(args, name)
     try:
         estimator = _skcrowd_estimator(AGGREGATORS[args.method])()
     except ImportError as exc:
         raise CommandError(f"method {args.method!r} is not available: {exc}") from exc
     try:
-        estimator.set_params(**params)
-        proba = estimator.fit(long.votes).predict_proba(long.votes)
+        return estimator.set_params(**params).fit(votes)
     except (ValueError, TypeError) as exc:
         raise CommandError(f"{type(estimator).__name__}: {exc}") from exc
+
+
+def aggregate(args, out):
+    long, order = _read_votes(args)
+    estimator = _fitted_aggregator(args, long.votes)
+    proba = estimator.predict_proba(long.votes)
     class_index = np.asarray(estimator.classes_)  # class indices of long.classes
     best = proba.argmax(axis=1)
-
-    # tasks in order of first appearance in the file
-    _, first = np.unique(np.asarray(values["task"]), return_index=True)
-    order = np.argsort(first)
 
     writer = csv.writer(out, lineterminator="\n")
     header = ["task", "label", "proba"]
@@ -249,6 +262,166 @@ def aggregate(args, out):
         if args.all_proba:
             row += [f"{p:.6g}" for p in proba[i]]
         writer.writerow(row)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+WORKER_REPORT_FILE = "worker_report.csv"
+TASK_REPORT_FILE = "task_report.csv"
+
+
+def _read_known(args, long):
+    """Known label (class index, -1 unknown) of each task of ``long`` from ``--known``."""
+    from .datasets._loaders import as_ints_if_possible
+
+    columns = {"task": args.task_col, "label": args.label_col}
+    values = _read_long_csv(args.known, columns, args.delimiter)
+    tasks = np.asarray(values["task"])
+    labels = as_ints_if_possible(values["label"])
+    if long.classes.dtype.kind in "iu" and labels.dtype.kind not in "iu":
+        bad = next(v for v in values["label"] if not v.lstrip("+-").isdigit())
+        raise CommandError(f"{args.known}: label {bad!r} is not an integer like the votes' labels.")
+    known = np.full(len(long.tasks), -1, dtype=np.int64)
+    row = {task: i for i, task in enumerate(long.tasks.tolist())}
+    code = {label: k for k, label in enumerate(long.classes.tolist())}
+    unvoted = 0
+    for line, (task, label) in enumerate(zip(tasks.tolist(), labels.tolist()), start=2):
+        if label not in code:
+            raise CommandError(
+                f"{args.known} line {line}: label {label!r} of task {task!r} is not among the "
+                f"labels of the votes {long.classes.tolist()!r}."
+            )
+        i = row.get(task)
+        if i is None:
+            unvoted += 1
+        elif known[i] >= 0 and known[i] != code[label]:
+            raise CommandError(
+                f"{args.known} line {line}: task {task!r} has two known labels, "
+                f"{long.classes[known[i]].item()!r} and {label!r}."
+            )
+        else:
+            known[i] = code[label]
+    return known, unvoted
+
+
+def _json_matrix(matrix):
+    rows = [[None if np.isnan(x) else round(float(x), 6) for x in row] for row in matrix]
+    return json.dumps(rows, separators=(",", ":"))
+
+
+def _csv_value(value):
+    if isinstance(value, (float, np.floating)):
+        return "" if np.isnan(value) else f"{value:.6g}"
+    if value is None or value is getattr(sys.modules.get("pandas"), "NA", None):
+        return ""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _write_frame(frame, path, index_name):
+    """Write a report DataFrame as CSV (index first, NaN and <NA> as empty cells)."""
+    try:
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow([index_name, *frame.columns])
+            for key, row in zip(frame.index.tolist(), frame.itertuples(index=False)):
+                writer.writerow([key, *(_csv_value(v) for v in row)])
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _interval(result):
+    return f"{result.estimate:6.3f}  [{result.low:.3f}, {result.high:.3f}]"
+
+
+def report(args, out):
+    from .metrics import fleiss_kappa, krippendorff_alpha
+    from .quality import task_report, worker_report
+
+    long, order = _read_votes(args)
+    known, unvoted = (None, 0) if args.known is None else _read_known(args, long)
+    estimator = _fitted_aggregator(args, long.votes)
+    votes_per_task = (long.votes >= 0).sum(axis=1)
+    n_votes = int(votes_per_task.sum())
+    print(
+        f"{args.votes}: {len(long.tasks)} tasks, {len(long.workers)} workers, "
+        f"{len(long.classes)} classes, {n_votes} votes ({votes_per_task.min()} to "
+        f"{votes_per_task.max()} per task).", file=out,
+    )
+
+    level = int(round(100 * args.confidence_level))
+    print(f"\nAgreement between workers ({level} % bootstrap intervals, {args.n_resamples} "
+          f"resamples of the tasks, seed {args.seed}):", file=out)
+    options = dict(confidence_level=args.confidence_level, n_resamples=args.n_resamples,
+                   random_state=args.seed)
+    pairable = votes_per_task >= 2
+    if long.classes.dtype.kind in "iu":  # ordinal and interval levels use the numbers
+        rows, cols = np.nonzero(long.votes >= 0)
+        valued = sp.csr_array((long.classes[long.votes[rows, cols]], (rows, cols)),
+                              shape=long.votes.shape)
+    elif args.level != "nominal":
+        raise CommandError(f"--level {args.level} needs integer labels; the labels are "
+                           f"{long.classes.tolist()[:5]!r}.")
+    else:
+        valued = long.votes
+    for name, compute in (
+        (f"Krippendorff's alpha ({args.level})",
+         lambda: krippendorff_alpha(valued, level_of_measurement=args.level, **options)),
+        ("Fleiss' kappa", lambda: fleiss_kappa(long.votes, **options)),
+    ):
+        try:
+            text = _interval(compute())
+        except ValueError as exc:
+            text = f"undefined: {exc}"
+        print(f"  {name:<32} {text}", file=out)
+    print(f"  ({int(votes_per_task[pairable].sum())} pairable votes on {int(pairable.sum())} "
+          "tasks with two votes or more)", file=out)
+
+    try:
+        workers = worker_report(estimator, long.votes, known=known,
+                                confidence_level=args.confidence_level)
+        tasks = task_report(estimator, long.votes, known=known)
+    except (ValueError, TypeError) as exc:
+        raise CommandError(str(exc)) from exc
+    labels = long.classes[np.asarray(estimator.classes_)]
+    tasks["label"] = long.classes[tasks["label"].to_numpy()]
+    if known is not None:
+        is_known = known >= 0
+        tasks["known"] = np.where(is_known, long.classes[np.maximum(known, 0)], None)
+        n_known = int(is_known.sum())
+        correct = tasks["correct"].to_numpy(dtype=bool, na_value=False)
+        print(f"\nAggregated with {type(estimator).__name__}: accuracy on the {n_known} known "
+              f"tasks {correct.sum() / max(n_known, 1):.3f}"
+              + (f" ({unvoted} known tasks without votes left out)." if unvoted else "."),
+              file=out)
+    workers.index = long.workers[workers.index.to_numpy()]
+    tasks.index = long.tasks[tasks.index.to_numpy()]
+    workers = workers.sort_values("review_rank")
+
+    top = workers.head(args.top)
+    print(f"\nWorkers to review (first {len(top)} of {len(workers)}; spammer score of "
+          "Raykar & Yu 2012, 0 = random answers):", file=out)
+    width = max([6, *(len(str(w)) for w in top.index)])
+    print(f"{'rank':>4}  {'worker':<{width}}  {'votes':>5}  {'accuracy':>8}  "
+          f"{f'[{level} % interval]':>16}  {'agreement':>9}  {'spammer score':>13}  "
+          "below chance", file=out)
+    for worker, row in top.iterrows():
+        interval = f"[{row.accuracy_low:.2f}, {row.accuracy_high:.2f}]"
+        print(f"{row.review_rank:>4}  {str(worker):<{width}}  {row.n_votes:>5}  "
+              f"{row.accuracy:>8.3f}  {interval:>16}  {row.agreement:>9.3f}  "
+              f"{row.spammer_score:>13.3f}  {'yes' if row.below_chance else 'no'}", file=out)
+
+    workers["confusion_matrix"] = [_json_matrix(m) for m in workers["confusion_matrix"]]
+    os.makedirs(args.output_dir, exist_ok=True)
+    worker_path = os.path.join(args.output_dir, WORKER_REPORT_FILE)
+    task_path = os.path.join(args.output_dir, TASK_REPORT_FILE)
+    _write_frame(workers, worker_path, "worker")
+    _write_frame(tasks.iloc[order], task_path, "task")
+    print(f"\nWrote {worker_path} ({len(workers)} workers, in review order; confusion matrices "
+          f"as JSON, rows the true class in the order {labels.tolist()!r}) and {task_path} "
+          f"({len(tasks)} tasks).", file=out)
     return 0
 
 
@@ -321,6 +494,57 @@ def build_parser():
         help="any parameter of the aggregator (repeatable), e.g. --param tol=1e-6",
     )
     p_agg.set_defaults(handler=aggregate)
+
+    p_rep = sub.add_parser(
+        "report",
+        help="write the worker and task quality reports of a votes CSV, print the agreement",
+        description=(
+            "Read votes in long format (one row per vote: task, worker, label), aggregate them, "
+            "print Krippendorff's alpha and Fleiss' kappa between the workers with bootstrap "
+            "intervals and the first workers to review, and write two CSV files: "
+            f"{WORKER_REPORT_FILE} (one row per worker, in review order: votes, estimated "
+            "accuracy and its interval, accuracy on known tasks, agreement with the aggregate, "
+            "spammer score, confusion matrix as JSON) and "
+            f"{TASK_REPORT_FILE} (one row per task in order of first appearance: aggregated "
+            "label, its probability, posterior entropy, agreement of the votes)."
+        ),
+        epilog="example: python -m skcrowd report votes.csv --known gold.csv -o reports/",
+    )
+    p_rep.add_argument(
+        "votes", metavar="VOTES.csv", help="votes CSV with a header row ('-': stdin)"
+    )
+    p_rep.add_argument(
+        "--known", metavar="GOLD.csv",
+        help="CSV of known labels (control tasks), columns named like the votes' task and "
+        "label columns; adds the accuracy of each worker on them",
+    )
+    p_rep.add_argument(
+        "--method", choices=sorted(AGGREGATORS), default="ds",
+        help="aggregator whose worker model and posteriors make the reports (default ds)",
+    )
+    p_rep.add_argument("-o", "--output-dir", default=".",
+                       help="folder of the two report files (default: the current folder)")
+    p_rep.add_argument("--task-col", default="task", help="task id column (default 'task')")
+    p_rep.add_argument("--worker-col", default="worker", help="worker id column (default 'worker')")
+    p_rep.add_argument("--label-col", default="label", help="label column (default 'label')")
+    p_rep.add_argument("--delimiter", default=",", help="field delimiter (default ',')")
+    p_rep.add_argument(
+        "--level", choices=["nominal", "ordinal", "interval"], default="nominal",
+        help="level of measurement of Krippendorff's alpha (ordinal and interval need "
+        "integer labels; default nominal)",
+    )
+    p_rep.add_argument("--confidence-level", type=float, default=0.95,
+                       help="level of the intervals (default 0.95)")
+    p_rep.add_argument("--n-resamples", type=int, default=1000,
+                       help="bootstrap resamples of the agreement intervals (default 1000)")
+    p_rep.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p_rep.add_argument("--top", type=int, default=10,
+                       help="number of workers to review printed (default 10)")
+    p_rep.add_argument(
+        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
+        help="any parameter of the aggregator (repeatable), e.g. --param smoothing=1",
+    )
+    p_rep.set_defaults(handler=report)
     return parser
 
 
