@@ -925,11 +925,11 @@ def fleiss_kappa(votes, *, missing_label=-1, classes=None, confidence_level=None
 
     - observed agreement :math:`P_o`: the mean, over the tasks with at least
       two votes, of the share of agreeing pairs of votes
-      :math:`P_i = \sum_c rac{n_{ic}(n_{ic} - 1)}{m_i (m_i - 1)}`;
+      :math:`P_i = \sum_c \frac{n_{ic}(n_{ic} - 1)}{m_i (m_i - 1)}`;
     - chance agreement :math:`P_e = \sum_c \pi_c^2`, where the class
       prevalence :math:`\pi_c` is the mean, over the tasks with at least one
       vote, of :math:`n_{ic} / m_i`;
-    - :math:`\kappa = rac{P_o - P_e}{1 - P_e}`.
+    - :math:`\kappa = \frac{P_o - P_e}{1 - P_e}`.
 
     With the same number of votes on every task this is Fleiss' kappa
     exactly. Unlike :func:`krippendorff_alpha`, a task with a single vote
