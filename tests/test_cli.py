@@ -1,17 +1,21 @@
-"""Tests of the command line ``python -m skcrowd`` (demo, aggregate)."""
+"""Tests of the command line ``python -m skcrowd`` (demo, aggregate, report)."""
 
 import csv
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 import skcrowd
-from skcrowd._cli import AGGREGATORS, DEMO_METHODS, main
+from skcrowd._cli import AGGREGATORS, DEMO_METHODS, TASK_REPORT_FILE, WORKER_REPORT_FILE, main
+from skcrowd.datasets import simulate_annotators
+from skcrowd.metrics import fleiss_kappa, krippendorff_alpha
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -179,4 +183,134 @@ def test_help_describes_both_commands(capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     for option in ("--method", "--task-col", "--worker-col", "--label-col", "--all-proba"):
+        assert option in text
+
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+GOLD_CSV = """item,answer
+t2,dog
+t10,dog
+t99,cat
+"""
+
+
+@pytest.fixture
+def simulated_csv(tmp_path):
+    """A simulated crowd as a votes CSV and a gold CSV; its spammers are workers w3 and w7."""
+    y = np.random.RandomState(0).randint(3, size=300)
+    types = ["regular"] * 10
+    types[3] = types[7] = "spammer"
+    crowd = simulate_annotators(y, 10, accuracy=0.85, votes_per_task=4, worker_types=types,
+                                random_state=0)
+    rows, cols = np.nonzero(crowd.votes >= 0)
+    votes = tmp_path / "votes.csv"
+    votes.write_text("task,worker,label\n" + "".join(
+        f"q{i},w{j},{crowd.votes[i, j]}\n" for i, j in zip(rows, cols)))
+    gold = tmp_path / "gold.csv"
+    gold.write_text("task,label\n" + "".join(f"q{i},{y[i]}\n" for i in range(0, 300, 3)))
+    return votes, gold, crowd.votes
+
+
+def test_report_prints_agreement_and_the_workers_to_review(simulated_csv, tmp_path, capsys):
+    votes, gold, matrix = simulated_csv
+    out = tmp_path / "reports"
+    assert main(["report", str(votes), "--known", str(gold), "-o", str(out), "--top", "3",
+                 "--n-resamples", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "300 tasks, 10 workers, 3 classes, 1200 votes (4 to 4 per task)" in text
+    # the command's tasks are sorted by id (q0, q1, q10, ...): the bootstrap draws follow them
+    by_id = matrix[np.argsort([f"q{i}" for i in range(len(matrix))])]
+    alpha = krippendorff_alpha(by_id, confidence_level=0.95, n_resamples=200, random_state=0)
+    kappa = fleiss_kappa(by_id, confidence_level=0.95, n_resamples=200, random_state=0)
+    assert f"{alpha.estimate:.3f}  [{alpha.low:.3f}, {alpha.high:.3f}]" in text
+    assert f"{kappa.estimate:.3f}  [{kappa.low:.3f}, {kappa.high:.3f}]" in text
+    assert "accuracy on the 100 known tasks" in text
+    table = text[text.index("Workers to review"):].splitlines()[2:5]
+    assert sorted(line.split()[1] for line in table[:2]) == ["w3", "w7"]
+
+    workers = read_csv(out / WORKER_REPORT_FILE)
+    assert [w["review_rank"] for w in workers] == [str(r) for r in range(1, 11)]
+    assert {w["worker"] for w in workers[:2]} == {"w3", "w7"}
+    matrix0 = json.loads(workers[0]["confusion_matrix"])
+    assert np.asarray(matrix0).shape == (3, 3)
+    assert all(w["known_accuracy"] for w in workers)
+    tasks = read_csv(out / TASK_REPORT_FILE)
+    assert [t["task"] for t in tasks[:3]] == ["q0", "q1", "q2"]
+    assert tasks[0]["known"] != "" and tasks[1]["known"] == "" and tasks[1]["correct"] == ""
+    assert tasks[0]["correct"] in ("True", "False")
+
+
+def test_report_with_string_ids_labels_and_columns(tmp_path, capsys):
+    votes, gold = tmp_path / "votes.csv", tmp_path / "gold.csv"
+    votes.write_text(VOTES_CSV)
+    gold.write_text(GOLD_CSV)
+    args = ["report", str(votes), "--known", str(gold), "--method", "mv", "-o", str(tmp_path),
+            "--task-col", "item", "--worker-col", "annotator", "--label-col", "answer"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "accuracy on the 2 known tasks 0.500 (1 known tasks without votes left out)" in text
+    tasks = read_csv(tmp_path / TASK_REPORT_FILE)
+    assert [t["task"] for t in tasks] == ["t10", "t2", "t1"]
+    assert [t["label"] for t in tasks] == ["cat", "dog", "cat"]
+    assert [t["known"] for t in tasks] == ["dog", "dog", ""]
+    assert [t["correct"] for t in tasks] == ["False", "True", ""]
+    assert tasks[2]["vote_agreement"] == "" and tasks[0]["vote_agreement"] == "0.333333"
+    workers = read_csv(tmp_path / WORKER_REPORT_FILE)
+    assert {w["worker"] for w in workers} == {"alice", "bob", "carol"}
+    assert "(ordinal)" not in text
+    assert main([*args, "--level", "ordinal"]) == 1
+    assert "--level ordinal needs integer labels" in capsys.readouterr().err
+
+
+def test_report_interval_level_uses_the_label_values(simulated_csv, tmp_path, capsys):
+    votes, _, matrix = simulated_csv
+    text = votes.read_text().replace(",0\n", ",10\n")  # labels 1, 2, 10: distances change
+    votes.write_text(text)
+    assert main(["report", str(votes), "--level", "interval", "-o", str(tmp_path),
+                 "--n-resamples", "10"]) == 0
+    valued = np.where(matrix == 0, 10, matrix)
+    expected = krippendorff_alpha(valued, level_of_measurement="interval")
+    assert re.search(f"Krippendorff's alpha \\(interval\\) +{expected:.3f} ",
+                     capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("gold, match", [
+    ("item,answer\nt2,bird\n", "line 2: label 'bird' of task 't2' is not among the labels"),
+    ("item,answer\nt2,dog\nt2,cat\n", "line 3: task 't2' has two known labels"),
+    ("item,label\nt2,dog\n", "no column 'answer'"),
+])
+def test_report_bad_gold_names_the_line(tmp_path, capsys, gold, match):
+    votes, known = tmp_path / "votes.csv", tmp_path / "gold.csv"
+    votes.write_text(VOTES_CSV)
+    known.write_text(gold)
+    assert main(["report", str(votes), "--known", str(known), "-o", str(tmp_path),
+                 "--task-col", "item", "--worker-col", "annotator", "--label-col",
+                 "answer"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m skcrowd report: error:") and match in err
+
+
+def test_report_integer_votes_need_integer_gold(simulated_csv, tmp_path, capsys):
+    votes, gold, _ = simulated_csv
+    gold.write_text("task,label\nq0,cat\n")
+    assert main(["report", str(votes), "--known", str(gold), "-o", str(tmp_path)]) == 1
+    assert "label 'cat' is not an integer like the votes' labels" in capsys.readouterr().err
+
+
+def test_report_undefined_agreement_is_said_not_raised(tmp_path, capsys):
+    votes = tmp_path / "votes.csv"
+    votes.write_text("task,worker,label\na,w1,x\nb,w2,y\n")  # no task with two votes
+    assert main(["report", str(votes), "--method", "mv", "-o", str(tmp_path)]) == 0
+    assert "undefined: no task has two votes" in capsys.readouterr().out
+
+
+def test_report_help_lists_its_options(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--known", "--method", "--output-dir", "--level", "--n-resamples", "--top"):
         assert option in text
