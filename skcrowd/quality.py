@@ -212,10 +212,28 @@ def _read_votes(aggregator, votes, known, caller):
                 f"known must hold one label per task (the missing marker {missing_label!r} "
                 f"where unknown): expected shape ({v.n_tasks},), got {known.shape}."
             )
+        if known.dtype.kind in "fO" and missing_label is not None:
+            # None / NaN mark unknown tasks too, whatever the votes' marker
+            known = known.astype(object)
+            known[_is_na(known) | _is_marker(known, missing_label)] = None
+            missing_label = None
         k = check_votes(known[:, None], missing_label=missing_label, classes=classes,
                         allow_no_votes=True, name="known")
         known_class[k.task] = k.label
     return v, proba, known_class
+
+
+def _is_na(values):
+    """None, NaN or pandas NA entries of an object array."""
+    pd = _pandas()
+    return np.frompyfunc(lambda x: x is None or x is pd.NA or (isinstance(x, float) and x != x),
+                         1, 1)(values).astype(bool)
+
+
+def _is_marker(values, marker):
+    """Entries of an object array equal to the missing marker (a string marks strings only)."""
+    return np.frompyfunc(lambda x: isinstance(x, str) == isinstance(marker, str) and x == marker,
+                         1, 1)(values).astype(bool)
 
 
 def _ids(votes, aggregator, axis):
@@ -317,8 +335,8 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
         The votes, with the aggregator's ``missing_label`` and workers.
     known : array-like of shape (n_tasks,), default=None
         Known label of each task (control tasks), the aggregator's
-        ``missing_label`` where unknown. The aggregator does not have to have
-        used them.
+        ``missing_label`` (or None / NaN) where unknown. The aggregator does
+        not have to have used them.
     confidence_level : float in (0, 1), default=0.95
         Level of the accuracy intervals.
 
@@ -470,8 +488,8 @@ def task_report(aggregator, votes, *, known=None):
     votes : array-like or sparse matrix of shape (n_tasks, n_workers)
         The votes, with the aggregator's ``missing_label`` and workers.
     known : array-like of shape (n_tasks,), default=None
-        Known label of each task, the aggregator's ``missing_label`` where
-        unknown.
+        Known label of each task, the aggregator's ``missing_label`` (or
+        None / NaN) where unknown.
 
     Returns
     -------

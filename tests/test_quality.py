@@ -237,6 +237,20 @@ def test_dataframe_votes_give_worker_and_task_ids():
     assert tasks["known"].isna().tolist() == [False, True, False, False]
 
 
+def test_known_accepts_nan_and_none_for_unknown_tasks():
+    votes = np.array([[0, 0], [1, 1], [0, 1], [1, 1]])
+    ds = DawidSkene().fit(votes)
+    expected = worker_report(ds, votes, known=[0, -1, 1, -1])
+    for known in (pd.Series([0, np.nan, 1, np.nan]), np.array([0, None, 1, -1], dtype=object)):
+        report = worker_report(ds, votes, known=known)
+        pd.testing.assert_frame_equal(report.drop(columns="confusion_matrix"),
+                                      expected.drop(columns="confusion_matrix"))
+    tasks = task_report(ds, votes, known=pd.Series([0, np.nan, 1, np.nan]))
+    assert tasks["known"].isna().tolist() == [False, True, False, True]
+    with pytest.raises(ValueError, match="non-integer float label 0.5"):
+        worker_report(ds, votes, known=[0.5, np.nan, 1, 1])
+
+
 # ---------------------------------------------------------------------------
 # task_report
 # ---------------------------------------------------------------------------
