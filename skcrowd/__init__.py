@@ -28,6 +28,7 @@ _LAZY = {
     "imbalance_ratio": "metrics",
     "krippendorff_alpha": "metrics",
     "fleiss_kappa": "metrics",
+    "AgreementInterval": "metrics",
     # quality control: worker and task reports, spammer scores
     "worker_report": "quality",
     "task_report": "quality",

@@ -77,10 +77,10 @@ def _pandas():
 def _check_confusions(confusions, name):
     """Float array ``(n, K, K)`` of row-stochastic matrices (NaN rows allowed)."""
     arr = np.asarray(confusions, dtype=np.float64)
-    if arr.ndim not in (2, 3) or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] < 2:
+    if arr.ndim not in (2, 3) or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] < 1:
         raise ValueError(
             f"{name} must have shape (n_classes, n_classes) or (n_workers, n_classes, "
-            f"n_classes) with n_classes >= 2, got {arr.shape}."
+            f"n_classes), got {arr.shape}."
         )
     stack = arr.reshape(-1, arr.shape[-1], arr.shape[-1])
     rows = stack.reshape(-1, stack.shape[-1])
@@ -123,7 +123,8 @@ def spammer_score(confusions):
 
     Rows of NaN (classes the worker was never seen on) are left out: the
     score is then half the mean squared distance between the known rows
-    (the same formula on a full matrix), NaN with fewer than two.
+    (the same formula on a full matrix), NaN with fewer than two (a single
+    class included: there is nothing to tell apart).
 
     Parameters
     ----------
@@ -268,7 +269,7 @@ def _worker_model(aggregator, soft_counts):
                 f"{name}.worker_accuracies_ must hold one probability per worker, shape "
                 f"({n_workers},); got shape {accuracies.shape}."
             )
-        off = ((1.0 - accuracies) / (K - 1))[:, None, None]
+        off = ((1.0 - accuracies) / max(K - 1, 1))[:, None, None]
         eye = np.eye(K)[None]
         return accuracies[:, None, None] * eye + off * (1.0 - eye), "worker_accuracies_"
     mass = soft_counts.sum(axis=2, keepdims=True)

@@ -50,8 +50,7 @@ def test_spammer_score_leaves_out_unseen_rows():
 def test_spammer_score_errors_name_the_row():
     with pytest.raises(ValueError, match="worker 1, row 0 .* probability distribution"):
         spammer_score([np.eye(2), [[0.5, 0.6], [0.5, 0.5]]])
-    with pytest.raises(ValueError, match="n_classes >= 2"):
-        spammer_score([[1.0]])
+    assert np.isnan(spammer_score([[1.0]]))  # one class: nothing to tell apart
     with pytest.raises(ValueError, match="shape"):
         spammer_score(np.eye(3)[:2])
 
@@ -212,6 +211,14 @@ def test_worker_model_from_posteriors_without_worker_attributes():
     np.testing.assert_allclose(report.loc[1, "confusion_matrix"], [[2 / 3, 1 / 3], [0, 1]])
     assert report.loc[1, "accuracy"] == pytest.approx((1 + 1 + 0.5) / 3)
     np.testing.assert_allclose(report["n_votes"], [4, 3])
+
+
+def test_single_class_crowd_has_no_spammer_score():
+    votes = np.array([[3, 3], [3, -1], [-1, 3]])
+    report = worker_report(DawidSkene().fit(votes), votes)
+    assert report["spammer_score"].isna().all()
+    np.testing.assert_allclose(report["accuracy"], 1.0)
+    np.testing.assert_array_equal(report["review_rank"], [1, 2])
 
 
 def test_worker_without_votes_gets_no_accuracy():
