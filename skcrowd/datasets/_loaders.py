@@ -31,14 +31,21 @@ __all__ = ["load_crowd_dataset"]
 
 _SPLITS = ("train", "valid", "test")
 _FEATURES_RE = re.compile(r"^features(?:_(?P<name>.+))?_train\.npy$")
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 
 
 def as_ints_if_possible(values):
-    """String values as an int64 array if every one parses as an integer, else as str."""
+    """String values as an int64 array if every one is written as an integer, else as str.
+
+    Only plain decimal integers count (``int()`` would also read ``"6_11"`` as
+    611 and ``" 7"`` as 7, merging distinct ids).
+    """
     values = np.asarray(values, dtype=str)
+    if not all(_INTEGER_RE.fullmatch(v) for v in values):
+        return values
     try:
         return np.array([int(v) for v in values], dtype=np.int64)
-    except (ValueError, OverflowError):
+    except OverflowError:
         return values
 
 

@@ -74,7 +74,8 @@ def test_zheng_datasets_match_their_stats(shared_data, name):
     check_against_stats(ds, json.loads((folder / "stats.json").read_text()))
     assert ds.data is None and ds.data_test is None and ds.target_test is None
     original = np.loadtxt(folder / "tasks.csv", delimiter=",", skiprows=1, dtype=str)
-    assert ds.task_ids[int(original[-1, 0])] == int(original[-1, 1])
+    assert str(ds.task_ids[int(original[-1, 0])]) == original[-1, 1]
+    assert len(set(ds.task_ids.tolist())) == len(ds.task_ids)  # "6_11" is not 611
 
 
 def test_sparse_votes_of_a_real_dataset(shared_data):
@@ -131,6 +132,17 @@ def test_small_folder_with_every_file(tmp_path):
     sparse = load_crowd_dataset(folder, sparse=True).votes
     assert sparse.nnz == 4  # the vote for label 0 is an explicit zero
     np.testing.assert_array_equal(check_votes(sparse, n_classes=3).to_dense(), ds.votes)
+
+
+def test_ids_are_ints_only_when_every_one_is_written_as_an_integer(tmp_path):
+    folder = write(tmp_path / "ids", {
+        "votes.csv": VOTES,
+        "tasks.csv": "task,original_id\n0,6_11\n1,61_1\n2,7\n",
+        "workers.csv": "worker,original_id\n0,+3\n1,-12\n",
+    })
+    ds = load_crowd_dataset(folder)
+    assert ds.task_ids.tolist() == ["6_11", "61_1", "7"]  # int() would merge the first two
+    assert ds.worker_ids.tolist() == [3, -12]
 
 
 def test_votes_only_folder(tmp_path):
