@@ -40,7 +40,8 @@ _LAZY = {
     "load_crowd_dataset": "datasets",
     "fetch_labelme": "datasets",
     "fetch_music": "datasets",
-    "fetch_cifar10h": "datasets",
+    "fetch_crowd_dataset": "datasets",
+    "list_crowd_datasets": "datasets",
     # self-training
     "SelfCrowdClassifier": "selftraining",
     # deep learning from crowds (torch is imported on first access)

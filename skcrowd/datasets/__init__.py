@@ -1,4 +1,4 @@
-"""Crowd datasets: simulated crowds with known confusions, and a loader of real ones.
+"""Crowd datasets: simulated crowds with known confusions, and real public crowds.
 
 - :func:`simulate_annotators` draws votes of workers with known confusion
   matrices (accuracies, spammers, adversarial workers, class confusions, a
@@ -7,21 +7,25 @@
 - :func:`make_crowd_classification` adds features and imbalanced truth from
   :func:`sklearn.datasets.make_classification`;
 - :func:`load_crowd_dataset` reads a dataset folder (``votes.csv``,
-  ``truth.csv``, features ...);
-- :func:`fetch_labelme`, :func:`fetch_music`, :func:`fetch_cifar10h` load
-  public crowdsourced datasets, downloaded into :func:`get_data_home` and
-  converted to that folder layout.
+  ``truth.csv``, features ...), or a public crowd by name;
+- :func:`fetch_crowd_dataset` loads any public crowd of
+  :func:`list_crowd_datasets`, downloaded (sha256-verified) into
+  :func:`get_data_home` and converted to that folder layout;
+  :func:`fetch_labelme` and :func:`fetch_music` are shortcuts for the two
+  crowds with features.
 """
 
-from ._fetchers import fetch_cifar10h, fetch_labelme, fetch_music, get_data_home
+from ._download import get_data_home
+from ._fetchers import fetch_crowd_dataset, fetch_labelme, fetch_music, list_crowd_datasets
 from ._loaders import load_crowd_dataset
 from ._simulation import make_confusion_matrix, make_crowd_classification, simulate_annotators
 
 __all__ = [
-    "fetch_cifar10h",
+    "fetch_crowd_dataset",
     "fetch_labelme",
     "fetch_music",
     "get_data_home",
+    "list_crowd_datasets",
     "load_crowd_dataset",
     "make_confusion_matrix",
     "make_crowd_classification",

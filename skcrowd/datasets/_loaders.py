@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import warnings
 from pathlib import Path
@@ -166,18 +167,24 @@ def _load_npy(path):
     return np.load(path, allow_pickle=False)
 
 
-def load_crowd_dataset(path, *, features="auto", sparse=False):
-    """Load a crowd dataset folder: votes, gold labels, and features if present.
+def load_crowd_dataset(path, *, features="auto", sparse=False, data_home=None,
+                       download_if_missing=True):
+    """Load a crowd dataset from a folder, or by name: votes, gold labels, features if present.
 
-    The layout (``votes.csv``, ``truth.csv``, ``tasks.csv``, ``workers.csv``,
-    ``labels.csv``, ``stats.json``, ``features_<name>_<split>.npy``,
-    ``labels_<split>.npy``) is described in the module documentation of
-    ``skcrowd.datasets._loaders``; only ``votes.csv`` is required.
+    ``path`` is a folder in skcrowd's layout (``votes.csv``, ``truth.csv``,
+    ``tasks.csv``, ``workers.csv``, ``labels.csv``, ``stats.json``,
+    ``features_<name>_<split>.npy``, ``labels_<split>.npy``, described in the
+    module documentation of ``skcrowd.datasets._loaders``; only ``votes.csv``
+    is required), or the name of a public crowd of
+    :func:`~skcrowd.datasets.list_crowd_datasets`, which is then fetched as by
+    :func:`~skcrowd.datasets.fetch_crowd_dataset` (read from ``data_home``,
+    downloaded and converted there if absent). An existing folder wins over a
+    name. Scripts that take ``--data DIR`` accept dataset names this way.
 
     Parameters
     ----------
     path : str or path-like
-        The dataset folder.
+        The dataset folder, or a dataset name such as ``"zhang2014_dog"``.
     features : "auto", str or None, default="auto"
         Which feature set ``features_<name>_*.npy`` to load: ``"auto"`` loads
         the only one present (none is fine, several raise), a name picks one,
@@ -186,6 +193,12 @@ def load_crowd_dataset(path, *, features="auto", sparse=False):
         Return ``votes`` as a ``scipy.sparse.csr_array`` whose stored entries
         (explicit zeros included) are the votes, instead of a dense array;
         use it for large crowds.
+    data_home : str or path-like, default=None
+        Only for a dataset name: where fetched datasets are stored (see
+        :func:`~skcrowd.datasets.get_data_home`).
+    download_if_missing : bool, default=True
+        Only for a dataset name: download the dataset when it is not in
+        ``data_home``; when False, raise an ``OSError`` instead.
 
     Returns
     -------
@@ -214,9 +227,13 @@ def load_crowd_dataset(path, *, features="auto", sparse=False):
     Raises
     ------
     FileNotFoundError
-        If the folder, ``votes.csv`` or a requested feature set is missing.
+        If the folder (and no dataset of that name), ``votes.csv`` or a
+        requested feature set is missing.
     ValueError
         If a file does not follow the layout, naming the file and the line.
+    OSError
+        If a named dataset cannot be downloaded (see
+        :func:`~skcrowd.datasets.fetch_crowd_dataset`).
 
     Examples
     --------
@@ -231,10 +248,31 @@ def load_crowd_dataset(path, *, features="auto", sparse=False):
            [-1,  0]])
     >>> ds.target, ds.target_mask
     (array([ 1, -1]), array([ True, False]))
+
+    By name (downloaded into ``data_home`` on first use):
+
+    >>> dog = load_crowd_dataset("zhang2014_dog")  # doctest: +SKIP
+    >>> dog.votes.shape  # doctest: +SKIP
+    (807, 109)
     """
     folder = Path(path)
     if not folder.is_dir():
-        raise FileNotFoundError(f"crowd dataset folder {folder} does not exist.")
+        from ._fetchers import CROWD_DATASETS, load_fetched
+
+        if isinstance(path, str) and path in CROWD_DATASETS:
+            return load_fetched(path, data_home=data_home, features=features, sparse=sparse,
+                                download_if_missing=download_if_missing)
+        raise FileNotFoundError(
+            f"crowd dataset folder {folder} does not exist"
+            + (f", and {path!r} is not a dataset name (see list_crowd_datasets())."
+               if isinstance(path, str) and os.sep not in path and "/" not in path else ".")
+        )
+    return read_crowd_folder(folder, features=features, sparse=sparse)
+
+
+def read_crowd_folder(folder, *, features="auto", sparse=False):
+    """The Bunch of :func:`load_crowd_dataset` for a folder in skcrowd's layout."""
+    folder = Path(folder)
     votes_path = folder / "votes.csv"
     votes = _read_int_table(votes_path, ["task", "worker", "label"])
     if len(votes["task"]) == 0:

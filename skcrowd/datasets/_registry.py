@@ -1,0 +1,645 @@
+"""The public crowds skcrowd fetches: their pinned source files, converters and descriptions.
+
+Every source file is pinned to a commit of the public git repository that
+publishes it, with its size and sha256 (the table ``SOURCES.tsv`` of the
+project's shared data, copied here). :data:`DATASETS` lists one
+:class:`CrowdDataset` per crowd, named as in that table (the snow2008 archive
+holds three crowds: ``snow2008_rte``, ``snow2008_temp``, ``snow2008_wsd``).
+
+``counts`` are those the converter produced from the pinned files, recorded
+so that :func:`~skcrowd.datasets.list_crowd_datasets` works offline (a test
+converts the files again and compares); None where the converter has not
+been run on the real files yet.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from ._converters import (
+    convert_act,
+    convert_labelme,
+    convert_music,
+    convert_sentiment_polarity,
+    convert_snow2008,
+    convert_zhang2014,
+    convert_zheng,
+)
+from ._download import RemoteFile
+
+__all__ = ["CrowdDataset", "Counts", "COUNTS", "DATASETS"]
+
+# ---------------------------------------------------------------------------
+# Pinned source files: {dataset: (repository, folder, ((file, bytes, sha256), ...))}
+# ---------------------------------------------------------------------------
+
+_COMMITS = {
+    "fmenat/PyLearningCrowds": "0edf617d0357a43b48dc53f10f4181ec0163d4db",
+    "shahanaibrahimosu/end-to-end-crowdsourcing": "35c01c53e27eb0580648bc2b4142ad368e03882e",
+    "zhangyuc/SpectralMethodsMeetEM": "1397f5a6c2c9bb1690cd43228e6966269edd6e4f",
+    "orchidproject/active-crowd-toolkit": "2c0c194e85ca126545bd830d811ec39151bdd448",
+    "zhydhkcws/crowd_truth_infer": "6dfcd829267d291b035405898b9a407e8a366241",
+    "maifulmax/TIN-model": "c57de9f2f180c6995a46960cfe145c84f73c3a42",
+    "edwinrobots/bayesian_combination_tutorial2": "8ac4cbb6b2cc66d25828015caf31c21710e3f3e9",
+}
+_SOURCES = {
+    "labelme": (
+        "fmenat/PyLearningCrowds", "data/LabelMe/", (
+            ("answers.txt", 174453,
+             "354c282e10835a59962494acb1d180fe997b65a0aa1e27f870cdb4ef51ef3e2b"),
+            ("LabelMe_VGG_avg_train.npy", 2048128,
+             "0ddfbcbd722aab70e81525a459cc37d47c1d344322b401ee35a3e9b158a209e8"),
+            ("LabelMe_VGG_avg_valid.npy", 1024128,
+             "cb80ce99ef9fc80c666e6b9c43259ee0aac4e0cf82f8ac654b8bb309fb28953d"),
+            ("LabelMe_VGG_avg_test.npy", 2433152,
+             "af407538f702f98e775f233652152cdcb58583c9d4668492308151c126ce7873"),
+            ("LabelMe_Z_train.txt", 2000,
+             "229556bdc5da327dd7d4e4154ba180969091c83f43cf8cbee3727131c5a062f6"),
+            ("LabelMe_Z_valid.txt", 1000,
+             "40aba43f903a539b38243c411e214da1f8c696cc47aa59811cc3388cc6899892"),
+            ("LabelMe_Z_test.txt", 2376,
+             "6d508b638d41fa84b2628615270456df96a49dce18054d201ac6261b03ea77bc"),
+        ),
+    ),
+    "sentiment_polarity": (
+        "fmenat/PyLearningCrowds", "data/Sentiment/", (
+            ("answers.txt", 3016645,
+             "fb39e4103f326a2798e5a6b7eeb1840beceb2e826a619cc19089c6a24041f82a"),
+            ("Sentiment_Z_train.txt", 9998,
+             "623ca5a651273e491bbdc39e8a49909323c15df20468780db1b26dd520ed399c"),
+            ("Sentiment_Z_test.txt", 7998,
+             "261d1edd1bfe337c1d3d62f0df28cedc679e00bce9d6b53f46aa8cce7374b0fd"),
+            ("Sentiment_text_train.txt", 580840,
+             "bec8026c384e895f48c18e728519aa4dd3f4a362da656623e15d40470def716d"),
+            ("Sentiment_text_test.txt", 201275,
+             "2da4301784fc621df456c7ece19b1a7f9df2d0735a81d32ffb6f04ebaaf094cd"),
+        ),
+    ),
+    "music": (
+        "shahanaibrahimosu/end-to-end-crowdsourcing", "data/Music/", (
+            ("music_genre_mturk.csv", 3413459,
+             "20abf70b06d77653742125d8ae57a6b46d3e6d5e0291de4fc9c76d433cd9b834"),
+            ("music_genre_gold.csv", 802222,
+             "28cd73e9bf555e5847de0b0fc4c4998264d4a272d657c452edf2c93c206bda64"),
+            ("music_genre_test.csv", 344469,
+             "952b423483bef4e0aa38b628815232b600a745d028fc8dfe8addd49e616931b8"),
+            ("mturk_answers.csv", 128731,
+             "07c7485ca27f7a0ab69e4dd014d329644a495e4dda498970b65ed1a173f0606a"),
+        ),
+    ),
+    "zhang2014_bluebird": (
+        "zhangyuc/SpectralMethodsMeetEM", "src/", (
+            ("bluebird_crowd.txt", 36934,
+             "a63231e23dc02d0873d76669684812f9bad53a73f0580f43f4295175987f347e"),
+            ("bluebird_truth.txt", 646,
+             "690660bf75f24d052bec3bb55bb8dc5f7ebdadbaf36de5db9a031221f2db2ce3"),
+        ),
+    ),
+    "zhang2014_dog": (
+        "zhangyuc/SpectralMethodsMeetEM", "src/", (
+            ("dog_crowd.txt", 70284,
+             "1b5c88e0e6c08b8bcfb27be2c43093af06a0d649edc6a65ad719d5204b894b24"),
+            ("dog_truth.txt", 47340,
+             "e1378e027b6e51b664b0c75a61e638d71bbede890cd4af2a2c4dae3718596d24"),
+        ),
+    ),
+    "zhang2014_rte": (
+        "zhangyuc/SpectralMethodsMeetEM", "src/", (
+            ("rte_crowd.txt", 69560,
+             "a51b7a607587accf7800895a8f0c005eaac28a23fbac6524432666960c5673e2"),
+            ("rte_truth.txt", 4692,
+             "0782ff14373c7fe3b2c652d0cc6b768512ed9edc718e2dcf790426c3045430a1"),
+        ),
+    ),
+    "zhang2014_trec": (
+        "zhangyuc/SpectralMethodsMeetEM", "src/", (
+            ("trec_crowd.txt", 959028,
+             "821141b1e95b1ff516ebccf6869f2ac88ca93035d6991b8039d76275866de402"),
+            ("trec_truth.txt", 16833,
+             "405b4ff78e79b912252f19ff68116e71abe3a21c2051c7c701e7a16acbeae3e4"),
+        ),
+    ),
+    "zhang2014_web": (
+        "zhangyuc/SpectralMethodsMeetEM", "src/", (
+            ("web_crowd.txt", 160023,
+             "5b1ad44cebdcf59d42c83393a7dc3f4aa46746f5428c4caac275350247da6d6f"),
+            ("web_truth.txt", 20124,
+             "7ff13173d6ad447e6959fa5226bcbef756ebe34d712eae908de30036824fc94f"),
+        ),
+    ),
+    "act_CF": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("CF.csv", 29989,
+             "18bc4dc1780ce1f2b2f9ffedc493f4b8f9a4590a3fde8dce2e5d3367bcc8686e"),
+        ),
+    ),
+    "act_CF_amt": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("CF_amt.csv", 182225,
+             "c44d4bf3cbf08f343072d86a10e9085ab91885a2b4bbb1d0d03eb2cd461f6c5b"),
+        ),
+    ),
+    "act_MS": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("MS.csv", 103419,
+             "fb9e0b146723c93dac71d1ed601a736cf94fed3b444f4921d6c4e57b4505c06a"),
+        ),
+    ),
+    "act_SP": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("SP.csv", 655310,
+             "a83cf48092dc61bbb8986fdb0c1a17f658ba8555bddffc9e9ca26b95d514236f"),
+        ),
+    ),
+    "act_SP_amt": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("SP_amt.csv", 262246,
+             "fec6f3027202d33016b8b06083c83118d6d237e671b8bd4c22d0aa979e41ba0a"),
+        ),
+    ),
+    "act_ZenCrowd_all": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("ZenCrowd_all.csv", 1645473,
+             "88dff5161ab4c13951ef7c211745eca8a602884f75be55085aec44beda005ca9"),
+        ),
+    ),
+    "act_ZenCrowd_in": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("ZenCrowd_in.csv", 846125,
+             "c5eabf0b145ce04122a77e28e3d765045ba65c3b16edee2dc0c5106418e92f5a"),
+        ),
+    ),
+    "act_ZenCrowd_us": (
+        "orchidproject/active-crowd-toolkit", "Data/", (
+            ("ZenCrowd_us.csv", 925390,
+             "e64c95ba430ea42b69a7ffec64b12ed2d844b9403fd053f7a28df2494cfa1b10"),
+        ),
+    ),
+    "zheng_d_Duck_Identification": (
+        "zhydhkcws/crowd_truth_infer", "datasets/d_Duck Identification/", (
+            ("answer.csv", 58020,
+             "0d5e423652c079361a4cbc0adbee0945d40f02a9dedcfb6b068e8f2af63b24f0"),
+            ("truth.csv", 988,
+             "04c6d8b6cdc298b63c05dc87d28ceebd018d4207e0ced7c1229ca3593a74983a"),
+        ),
+    ),
+    "zheng_d_jn_product": (
+        "zhydhkcws/crowd_truth_infer", "datasets/d_jn-product/", (
+            ("answer.csv", 691172,
+             "ca69e3f2cba3d6f9c3b3ecc2f8d2a81afcd747d0b91aa5ab18608a5715e26adc"),
+            ("truth.csv", 108084,
+             "9a5757c726ef1a32b05f6a675924c483b24d602c61b1a2d087ab3d84f90b3766"),
+        ),
+    ),
+    "zheng_s4_Dog_data": (
+        "zhydhkcws/crowd_truth_infer", "datasets/s4_Dog data/", (
+            ("answer.csv", 78378,
+             "db11159198f59fa2af87450b008f860ca2e9e04e3f15c697ef254af40fb6763a"),
+            ("truth.csv", 5557,
+             "2a641fa31e80526164d956da4228f80d31b303c2691ab1855c76fef72d04b746"),
+        ),
+    ),
+    "zheng_s4_Face_Sentiment_Identification": (
+        "zhydhkcws/crowd_truth_infer", "datasets/s4_Face Sentiment Identification/", (
+            ("answer.csv", 111830,
+             "9e98c7c56ea1967ca9d3e2396b9abd469e96ee47a52a0103c917397adbb98f9b"),
+            ("truth.csv", 3996,
+             "c324c79fd7196d16cb638d956ec90209e405b0010741ffb5ecb1b6316f48cc4c"),
+        ),
+    ),
+    "zheng_d_sentiment": (
+        "maifulmax/TIN-model", "datasets/d_sentiment/", (
+            ("answer.csv", 432518,
+             "8f4006278ca288a8d73a20cc37348f71b201f1bcb471a9aacd80421d8a34be26"),
+            ("truth.csv", 6899,
+             "bac9bebdfdcbc5227cee6f95e27754f1089421e39317df54b9e2680bc78d9976"),
+        ),
+    ),
+    "zheng_s4_Relevance": (
+        "maifulmax/TIN-model", "datasets/s4_Relevance/", (
+            ("answer.csv", 3920259,
+             "a5dd7a79e491d119234d12be81d2ff7b0a93310362ed694adaeffafee48cc38d"),
+            ("truth.csv", 156044,
+             "1ebae4ae9f6b146d55f398cf488077172c52d45e6c7d5c4bd95b29934f30e013"),
+        ),
+    ),
+    "zheng_s5_AdultContent": (
+        "maifulmax/TIN-model", "datasets/s5_AdultContent/", (
+            ("answer.csv", 3685097,
+             "7615fa2f2fccf2a6ed1c07896f1bf764dba550da8ca841d9847240e6096cd893"),
+            ("truth.csv", 63772,
+             "7823e02850fdab752b79e0c1e9b84e71ccc038c6b21f85b90208f9962d7831eb"),
+        ),
+    ),
+    "snow2008": (
+        "edwinrobots/bayesian_combination_tutorial2",
+        "snow2008_mturk_data_with_orig_files_assembled_201904/", (
+            ("all_collected_data.tgz", 145872,
+             "158786ca0caa0b668439d3381d1bacbffd5f7cbc29bfd0eb33f575ff14d64c73"),
+        ),
+    ),
+}
+
+
+class Counts(NamedTuple):
+    """Counts of a converted crowd (see :func:`~skcrowd.datasets.list_crowd_datasets`)."""
+
+    tasks: int
+    workers: int
+    classes: int
+    votes: int
+    gold: int
+    duplicates: int
+    mv_accuracy: float
+
+
+#: Counts of the converted crowds: (tasks, workers, classes, votes, gold, duplicates dropped,
+#: majority-vote accuracy on gold with ties as a uniform pick), from the pinned files.
+COUNTS = {
+    "labelme": Counts(1000, 59, 8, 2547, 1000, 0, 0.766),
+    "sentiment_polarity": Counts(4999, 203, 2, 27746, 4999, 0, 0.8859),
+    "zhang2014_bluebird": Counts(108, 39, 2, 4212, 108, 0, 0.7593),
+    "zhang2014_dog": Counts(807, 109, 4, 8070, 807, 0, 0.8222),
+    "zhang2014_rte": Counts(800, 164, 2, 8000, 800, 0, 0.8969),
+    "act_SP": Counts(4999, 203, 2, 27746, 4999, 0, 0.8859),
+    "act_SP_amt": Counts(500, 143, 2, 10000, 500, 0, 0.943),
+    "zheng_d_Duck_Identification": Counts(108, 39, 2, 4212, 108, 0, 0.7593),
+    "zheng_d_jn_product": Counts(8315, 176, 2, 24945, 8315, 0, 0.8966),
+    "zheng_d_sentiment": Counts(1000, 85, 2, 20000, 1000, 0, 0.9335),
+    "zheng_s4_Dog_data": Counts(807, 109, 4, 8070, 807, 0, 0.8222),
+    "zheng_s4_Face_Sentiment_Identification": Counts(584, 27, 4, 5242, 584, 0, 0.6367),
+    "snow2008_rte": Counts(800, 164, 2, 8000, 800, 0, 0.8969),
+    "snow2008_temp": Counts(462, 76, 2, 4620, 462, 0, 0.9361),
+    "snow2008_wsd": Counts(177, 34, 3, 1770, 177, 0, 0.9944),
+}
+
+_NO_LICENCE = "none stated with the pinned files (see the repository); cite the reference"
+
+
+@dataclass(frozen=True)
+class CrowdDataset:
+    """A public crowd: where its files are, how they are converted, what they hold.
+
+    ``convert`` takes ``{file name: local path}`` of the files it reads
+    (``files``; None: every pinned file of ``source``) and returns a
+    :class:`~skcrowd.datasets._converters.Crowd`. ``same_as`` names another
+    crowd of :data:`DATASETS` that holds the same votes, published
+    separately (a benchmark should count them once).
+    """
+
+    name: str
+    source: str
+    convert: Callable
+    title: str
+    description: str
+    reference: str
+    features: str = "-"
+    files: tuple | None = None
+    same_as: str | None = None
+    licence: str = _NO_LICENCE
+
+    @property
+    def counts(self):
+        """The recorded :class:`Counts`, None if the converter has not run on the real files."""
+        return COUNTS.get(self.name)
+
+    @property
+    def repository(self):
+        return _SOURCES[self.source][0]
+
+    @property
+    def commit(self):
+        return _COMMITS[self.repository]
+
+    def remote_files(self):
+        """The :class:`RemoteFile` of each file the converter reads."""
+        repository, folder, files = _SOURCES[self.source]
+        return tuple(
+            RemoteFile(repository, self.commit, folder + name, size, sha256)
+            for name, size, sha256 in files if self.files is None or name in self.files
+        )
+
+    def describe(self):
+        """The dataset's description: the crowd, its source files, reference and licence."""
+        files = ", ".join(f.path.rsplit("/", 1)[-1] for f in self.remote_files())
+        same = f" {_SAME_AS.format(other=self.same_as)}" if self.same_as else ""
+        paragraphs = (
+            self.title, self.description + same,
+            f"Source files: {files}, of github.com/{self.repository} at commit {self.commit}.",
+            f"Reference: {self.reference}", f"Licence: {self.licence}.",
+        )
+        return "\n\n".join(textwrap.fill(p, 79) for p in paragraphs)
+
+
+# ---------------------------------------------------------------------------
+# The crowds
+# ---------------------------------------------------------------------------
+
+_ZHANG2014 = (
+    "Y. Zhang, X. Chen, D. Zhou and M. I. Jordan. \"Spectral methods meet EM: a provably "
+    "optimal algorithm for crowdsourcing\". NeurIPS, 2014."
+)
+_ZHANG2014_FORMAT = (
+    "{prefix}_crowd.txt: one vote per line, 'task worker label', whitespace-separated positive "
+    "integers (labels are class numbers 1 .. K; class index = label - 1). {prefix}_truth.txt: "
+    "'task label' gold labels{truth}."
+)
+_ACT = (
+    "M. Venanzi, O. Parson, A. Rogers and N. R. Jennings. \"The ActiveCrowdToolkit: an "
+    "open-source tool for benchmarking active learning algorithms for crowdsourcing research\". "
+    "HCOMP, 2015."
+)
+_ACT_FORMAT = (
+    "{file}: one vote per line, no header, 'WorkerID,TaskID,WorkerLabel,GoldLabel' (a fifth "
+    "field, where present, is the answer's duration in seconds, not read); the task's gold "
+    "label is repeated on each of its rows (empty or negative: none). Ids are kept as strings; "
+    "classes are the labels that occur."
+)
+_ZHENG2017 = (
+    "Y. Zheng, G. Li, Y. Li, C. Shan and R. Cheng. \"Truth inference in crowdsourcing: is the "
+    "problem solved?\". PVLDB 10(5), 2017."
+)
+_ZHENG_FORMAT = (
+    "answer.csv: one vote per line, 'question,worker,answer' with a header; truth.csv: "
+    "'question,truth' gold labels{truth}. Classes are the answers that occur, in id order."
+)
+_SNOW2008 = (
+    "R. Snow, B. O'Connor, D. Jurafsky and A. Y. Ng. \"Cheap and fast - but is it good? "
+    "Evaluating non-expert annotations for natural language tasks\". EMNLP, 2008."
+)
+_SNOW_FORMAT = (
+    "all_collected_data.tgz holds one tab-separated '<task>.standardized.tsv' per task of the "
+    "paper (7 affect ratings, word similarity, rte, temp, wsd); skcrowd reads {member} "
+    "(columns !amt_annotation_ids, !amt_worker_ids, orig_id, response, gold: one row per vote, "
+    "the item's gold label on each row), in memory, never extracted to disk."
+)
+_PYLEARNINGCROWDS = (
+    "Copy in the PyLearningCrowds repository. answers.txt: a matrix with a row per task and a "
+    "column per worker, whitespace-separated class indices, -1 where the worker did not vote. "
+    "{prefix}_Z_{{split}}.txt: one gold class index per line."
+)
+_SAME_AS = (
+    "The same crowd as {other}, published separately: same counts, same votes and gold label "
+    "per task, same number of votes per worker (ids renumbered)."
+)
+
+
+def _zhang(prefix, **kwargs):
+    return CrowdDataset(
+        name=f"zhang2014_{prefix}", source=f"zhang2014_{prefix}",
+        convert=lambda paths: convert_zhang2014(paths[f"{prefix}_crowd.txt"],
+                                                paths[f"{prefix}_truth.txt"]),
+        reference=_ZHANG2014, **kwargs,
+    )
+
+
+def _act(code, **kwargs):
+    return CrowdDataset(
+        name=f"act_{code}", source=f"act_{code}",
+        convert=lambda paths: convert_act(paths[f"{code}.csv"]), **kwargs,
+    )
+
+
+def _zheng(name, **kwargs):
+    return CrowdDataset(
+        name=name, source=name,
+        convert=lambda paths: convert_zheng(paths["answer.csv"], paths["truth.csv"]), **kwargs,
+    )
+
+
+def _snow(task, **kwargs):
+    return CrowdDataset(
+        name=f"snow2008_{task}", source="snow2008",
+        convert=lambda paths: convert_snow2008(paths["all_collected_data.tgz"], task),
+        reference=_SNOW2008, **kwargs,
+    )
+
+
+DATASETS = (
+    CrowdDataset(
+        name="labelme", source="labelme", convert=convert_labelme,
+        title="LabelMe scene classification, crowd labels from Amazon Mechanical Turk.",
+        description=(
+            "1000 training images of 8 scene classes labelled by 59 workers (1 to 3 votes per "
+            "image), all with gold labels; held-out validation (500) and test (1188) images "
+            "with gold labels and no votes. Classes: highway, insidecity, tallbuilding, street, "
+            "forest, coast, mountain, opencountry (class indices 0-7). Features: 512-d VGG16 "
+            "features (global average pooling) of every image, float32, as data, data_valid "
+            "and data_test. "
+            + _PYLEARNINGCROWDS.format(prefix="LabelMe")
+            + " LabelMe_VGG_avg_{split}.npy: the features (read without pickle)."
+        ),
+        reference=(
+            "F. Rodrigues and F. C. Pereira. \"Deep learning from crowds\". AAAI, 2018. "
+            "B. C. Russell, A. Torralba, K. P. Murphy and W. T. Freeman. \"LabelMe: a database "
+            "and web-based tool for image annotation\". IJCV 77, 2008."
+        ),
+        features="512-d VGG16 (average-pooled); valid 500 and test 1188 images with gold",
+    ),
+    CrowdDataset(
+        name="sentiment_polarity", source="sentiment_polarity",
+        convert=convert_sentiment_polarity,
+        title="Sentence sentiment polarity (movie reviews), crowd labels from Amazon "
+              "Mechanical Turk.",
+        description=(
+            "4999 sentences of Rotten Tomatoes reviews labelled negative (0) or positive (1) by "
+            "203 workers, all with gold labels; 3999 test sentences with gold labels and no "
+            "votes. Features: the sentence text, a str array as data and data_test. "
+            + _PYLEARNINGCROWDS.format(prefix="Sentiment")
+            + " Sentiment_text_{split}.txt: one sentence per line."
+        ),
+        reference=(
+            "F. Rodrigues, F. C. Pereira and B. Ribeiro. \"Learning from multiple annotators: "
+            "distinguishing good from random labelers\". Pattern Recognition Letters 34(12), "
+            "2013. B. Pang and L. Lee. \"Seeing stars: exploiting class relationships for "
+            "sentiment categorization with respect to rating scales\". ACL, 2005."
+        ),
+        features="sentence text; test 3999 sentences with gold",
+        files=("answers.txt", "Sentiment_Z_train.txt", "Sentiment_Z_test.txt",
+               "Sentiment_text_train.txt", "Sentiment_text_test.txt"),
+    ),
+    CrowdDataset(
+        name="music", source="music", convert=convert_music,
+        title="Music genre classification, crowd labels from Amazon Mechanical Turk.",
+        description=(
+            "30-second song excerpts of 10 genres (blues, classical, country, disco, hiphop, "
+            "jazz, metal, pop, reggae, rock) labelled by the crowd; the tasks are the songs of "
+            "music_genre_gold.csv, with gold labels; the test songs of music_genre_test.csv "
+            "have gold labels and no votes. Features: the 124 audio features of each song, as "
+            "data and data_test. Copy in S. Ibrahim et al.'s end-to-end-crowdsourcing. "
+            "music_genre_mturk.csv: one vote per line, 'id,annotator,feature0,...,feature123,"
+            "class' (id: the song's file name; class: the worker's genre). "
+            "music_genre_gold.csv, music_genre_test.csv: 'id,feature0,...,feature123,class' "
+            "(class: the true genre). The release's mturk_answers.csv holds the same votes in "
+            "Mechanical Turk's batch format and is not downloaded. Classes are the genre names "
+            "that occur, in alphabetical order."
+        ),
+        reference=(
+            "F. Rodrigues, F. C. Pereira and B. Ribeiro. \"Learning from multiple annotators: "
+            "distinguishing good from random labelers\". Pattern Recognition Letters 34(12), "
+            "2013. G. Tzanetakis and P. Cook. \"Musical genre classification of audio "
+            "signals\". IEEE Trans. Speech and Audio Processing 10(5), 2002."
+        ),
+        features="124 audio features; test songs with gold",
+        files=("music_genre_mturk.csv", "music_genre_gold.csv", "music_genre_test.csv"),
+    ),
+    _zhang(
+        "bluebird", same_as="zheng_d_Duck_Identification",
+        title="Bluebird species identification (two species), via Zhang et al. 2014.",
+        description=(
+            "Every worker labelled every image (binary). "
+            + _ZHANG2014_FORMAT.format(prefix="bluebird", truth="")
+            + " Collected by P. Welinder, S. Branson, S. Belongie and P. Perona, \"The "
+            "multidimensional wisdom of crowds\", NeurIPS 2010."
+        ),
+    ),
+    _zhang(
+        "dog", same_as="zheng_s4_Dog_data",
+        title="Dog breed identification (4 breeds of the Stanford Dogs images), via Zhang et "
+              "al. 2014.",
+        description=(
+            _ZHANG2014_FORMAT.format(prefix="dog", truth=", one line per vote (a task's label "
+                                     "repeated)")
+            + " Collected by D. Zhou, J. C. Platt, S. Basu and Y. Mao, \"Learning from the "
+            "wisdom of crowds by minimax entropy\", NeurIPS 2012."
+        ),
+    ),
+    _zhang(
+        "rte", same_as="snow2008_rte",
+        title="Recognizing textual entailment (binary), via Zhang et al. 2014.",
+        description=(
+            _ZHANG2014_FORMAT.format(prefix="rte", truth="")
+            + " Collected by Snow et al., EMNLP 2008."
+        ),
+    ),
+    _zhang(
+        "trec",
+        title="TREC 2011 crowdsourcing track relevance judgments (binary), via Zhang et al. "
+              "2014.",
+        description=_ZHANG2014_FORMAT.format(prefix="trec", truth=", for part of the tasks"),
+    ),
+    _zhang(
+        "web",
+        title="Web search relevance judgments (5 levels), via Zhang et al. 2014.",
+        description=(
+            _ZHANG2014_FORMAT.format(prefix="web", truth="")
+            + " Collected by D. Zhou et al., \"Learning from the wisdom of crowds by minimax "
+            "entropy\", NeurIPS 2012."
+        ),
+    ),
+    _act("CF", title="CrowdFlower crowd of the Active Crowd Toolkit.",
+         description=_ACT_FORMAT.format(file="CF.csv"), reference=_ACT),
+    _act("CF_amt", title="Mechanical Turk crowd of the Active Crowd Toolkit (CF_amt).",
+         description=_ACT_FORMAT.format(file="CF_amt.csv"), reference=_ACT),
+    _act("MS", title="MS crowd of the Active Crowd Toolkit.",
+         description=_ACT_FORMAT.format(file="MS.csv"), reference=_ACT),
+    _act(
+        "SP", title="Sentence sentiment polarity, as published in the Active Crowd Toolkit.",
+        description=(
+            _ACT_FORMAT.format(file="SP.csv") + " Task ids are sentence numbers; 0 = "
+            "negative, 1 = positive."
+        ),
+        same_as="sentiment_polarity",
+        reference=_ACT + " Crowd of Rodrigues et al., Pattern Recognition Letters, 2013.",
+    ),
+    _act(
+        "SP_amt",
+        title="Sentence sentiment polarity, a second Mechanical Turk crowd of the Active Crowd "
+              "Toolkit (20 votes per sentence).",
+        description=_ACT_FORMAT.format(file="SP_amt.csv") + " 0 = negative, 1 = positive.",
+        reference=_ACT,
+    ),
+    _act(
+        "ZenCrowd_all",
+        title="ZenCrowd entity linking (binary), all workers, via the Active Crowd Toolkit.",
+        description=_ACT_FORMAT.format(file="ZenCrowd_all.csv") + " Task ids are URLs.",
+        reference=_ACT + " G. Demartini, D. E. Difallah and P. Cudre-Mauroux. \"ZenCrowd: "
+        "leveraging probabilistic reasoning and crowdsourcing techniques for large-scale "
+        "entity linking\". WWW, 2012.",
+    ),
+    _act(
+        "ZenCrowd_in",
+        title="ZenCrowd entity linking (binary), workers from India, via the Active Crowd "
+              "Toolkit.",
+        description=_ACT_FORMAT.format(file="ZenCrowd_in.csv") + " Task ids are URLs.",
+        reference=_ACT + " G. Demartini et al., WWW 2012.",
+    ),
+    _act(
+        "ZenCrowd_us",
+        title="ZenCrowd entity linking (binary), workers from the US, via the Active Crowd "
+              "Toolkit.",
+        description=_ACT_FORMAT.format(file="ZenCrowd_us.csv") + " Task ids are URLs.",
+        reference=_ACT + " G. Demartini et al., WWW 2012.",
+    ),
+    _zheng(
+        "zheng_d_Duck_Identification",
+        title="Duck (bluebird) identification, binary, from Zheng et al.'s truth-inference "
+              "benchmark.",
+        description=_ZHENG_FORMAT.format(truth="") + " Collected by Welinder et al., NeurIPS "
+        "2010.",
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_d_jn_product",
+        title="Product matching (do two records describe the same product?), binary, from "
+              "Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth="") + " Collected by J. Wang, T. Kraska, M. J. "
+        "Franklin and J. Feng, \"CrowdER: crowdsourcing entity resolution\", PVLDB 2012.",
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_d_sentiment",
+        title="Sentiment (binary), 20 votes per task, from Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth="") + " Copy in the TIN-model repository "
+        "(headers 'id,worker,answer' and 'q,truth').",
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_s4_Dog_data",
+        title="Dog breed identification (4 breeds), from Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth="") + " Collected by Zhou et al., NeurIPS 2012.",
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_s4_Face_Sentiment_Identification",
+        title="Face sentiment identification (4 classes), from Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth=""),
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_s4_Relevance",
+        title="Document relevance judgments, from Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth=", for part of the tasks") + " Copy in the "
+        "TIN-model repository.",
+        reference=_ZHENG2017,
+    ),
+    _zheng(
+        "zheng_s5_AdultContent",
+        title="Adult content rating of web pages, from Zheng et al.'s benchmark.",
+        description=_ZHENG_FORMAT.format(truth=", for part of the tasks") + " Copy in the "
+        "TIN-model repository.",
+        reference=_ZHENG2017,
+    ),
+    _snow(
+        "rte",
+        title="Recognizing textual entailment (binary), Snow et al. 2008.",
+        description=(
+            "Each of 800 sentence pairs of the PASCAL RTE-1 data was labelled by 10 workers: "
+            "does the hypothesis follow from the text (1) or not (0)? "
+            + _SNOW_FORMAT.format(member="rte.standardized.tsv")
+        ),
+    ),
+    _snow(
+        "temp",
+        title="Temporal ordering of event pairs (binary, labels 1 and 2), Snow et al. 2008.",
+        description=_SNOW_FORMAT.format(member="temp.standardized.tsv"),
+    ),
+    _snow(
+        "wsd",
+        title="Word sense disambiguation of 'president' (3 senses, labels 1-3), Snow et al. "
+              "2008.",
+        description=_SNOW_FORMAT.format(member="wsd.standardized.tsv"),
+    ),
+)
