@@ -1,4 +1,5 @@
-"""``python -m skcrowd``: the command line (``demo``, ``aggregate``, ``report``); see ``--help``."""
+"""``python -m skcrowd``: the command line (``demo``, ``aggregate``, ``report``, ``fetch``); see
+``--help``."""
 
 import sys
 

@@ -1,10 +1,11 @@
-"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate`` and ``report``.
+"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate``, ``report`` and ``fetch``.
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
 added). ``aggregate`` turns a long-format votes CSV into one label per task.
 ``report`` writes the worker and task quality reports of a votes CSV and
 prints the agreement between workers.
+``fetch`` writes public crowds into folders of skcrowd's dataset layout.
 """
 
 from __future__ import annotations
@@ -426,6 +427,29 @@ def report(args, out):
 
 
 # ---------------------------------------------------------------------------
+# fetch
+# ---------------------------------------------------------------------------
+
+
+def fetch(args, out):
+    from .datasets._fetchers import dataset_folder, list_crowd_datasets
+
+    if args.list:
+        columns = ["name", "tasks", "workers", "classes", "votes", "gold", "same_crowd_as"]
+        out.write(list_crowd_datasets()[columns].to_string(index=False) + "\n")
+        return 0
+    if not args.names:
+        raise CommandError("name at least one dataset (see --list).")
+    for name in args.names:
+        try:
+            folder = dataset_folder(name, data_home=args.data_home)
+        except (ValueError, OSError, ImportError) as exc:
+            raise CommandError(str(exc)) from exc
+        out.write(f"{folder}\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------
 
@@ -545,6 +569,25 @@ def build_parser():
         help="any parameter of the aggregator (repeatable), e.g. --param smoothing=1",
     )
     p_rep.set_defaults(handler=report)
+
+    p_fetch = sub.add_parser(
+        "fetch",
+        help="write public crowds into folders of skcrowd's dataset layout",
+        description=(
+            "Fetch each named crowd of skcrowd.datasets.list_crowd_datasets() into "
+            "DATA_HOME/<name>/ (downloaded from SKCROWD_DATASETS_URL, sha256-checked and "
+            "converted on first use; read as is afterwards) and print one folder per line: a "
+            "folder in skcrowd's layout (votes.csv, truth.csv, tasks.csv, ...) that scripts "
+            "taking --data DIR read."
+        ),
+        epilog="example: python -m skcrowd fetch act_SP_amt snow2008_wsd --data-home crowds",
+    )
+    p_fetch.add_argument("names", nargs="*", metavar="NAME", help="dataset names")
+    p_fetch.add_argument(
+        "--data-home", help="folder of the datasets (default: SKCROWD_DATA or ~/skcrowd_data)"
+    )
+    p_fetch.add_argument("--list", action="store_true", help="list the crowds and their counts")
+    p_fetch.set_defaults(handler=fetch)
     return parser
 
 

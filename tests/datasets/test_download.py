@@ -423,3 +423,24 @@ def test_fetch_music_end_to_end_on_synthetic_files(tmp_path, monkeypatch):
     np.testing.assert_array_equal(music.target_test, [1])
     # mturk_answers.csv is pinned but not read, hence not downloaded
     assert not list((tmp_path / "home").rglob("mturk_answers.csv"))
+
+
+# ---------------------------------------------------------------------------
+# python -m skcrowd fetch: folders for scripts that take --data DIR
+# ---------------------------------------------------------------------------
+
+
+def test_cli_fetch_prints_folders_in_the_layout(sources, tmp_path, monkeypatch, capsys):
+    from skcrowd._cli import main
+    from skcrowd.datasets import load_crowd_dataset
+
+    monkeypatch.setenv("SKCROWD_DATASETS_URL", sources.as_uri())
+    assert main(["fetch", "act_SP_amt", "snow2008_wsd", "--data-home", str(tmp_path)]) == 0
+    folders = capsys.readouterr().out.splitlines()
+    assert folders == [str(tmp_path / "act_SP_amt"), str(tmp_path / "snow2008_wsd")]
+    wsd = load_crowd_dataset(folders[1])  # the folder alone, as a --data DIR script reads it
+    assert wsd.votes.shape == (177, 34) and wsd.target_mask.all()
+    assert main(["fetch", "--list"]) == 0
+    assert "zhang2014_bluebird" in capsys.readouterr().out
+    assert main(["fetch", "snow2008"]) == 1
+    assert "snow2008_rte, snow2008_temp and snow2008_wsd" in capsys.readouterr().err
