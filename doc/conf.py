@@ -55,5 +55,34 @@ def _skip_metadata_request_methods(app, what, name, obj, skip, options):
     return skip
 
 
+def _write_datasets_table(app):
+    """generated/crowd_datasets_table.txt: list_crowd_datasets() as a list-table (datasets.rst)."""
+    from skcrowd.datasets import list_crowd_datasets
+
+    columns = {"name": "name", "tasks": "tasks", "workers": "workers", "classes": "K",
+               "votes": "votes", "gold": "gold", "duplicates": "duplicates dropped",
+               "mv_accuracy": "MV acc.", "features": "features", "same_crowd_as": "same crowd as",
+               "download_mb": "MB", "source": "source (repository@commit)"}
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    lines.append("   * - " + "\n     - ".join(columns.values()))
+    for row in list_crowd_datasets().itertuples(index=False):
+        cells = []
+        for column in columns:
+            value = getattr(row, column)
+            text = "–" if value is None or str(value) in ("<NA>", "", "-") else str(value)
+            if column in ("name", "same_crowd_as") and text != "–":
+                text = f"``{text}``"
+            if column == "source":
+                repository, commit = text.split("@")
+                text = f"`{text} <https://github.com/{repository}/tree/{commit}>`__"
+            cells.append(text)
+        lines.append("   * - " + "\n     - ".join(cells))
+    out = os.path.join(app.srcdir, "generated", "crowd_datasets_table.txt")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("builder-inited", _write_datasets_table)
