@@ -357,6 +357,10 @@ _ACT_FORMAT = (
     "label is repeated on each of its rows (empty or negative: none). Ids are kept as strings; "
     "classes are the labels that occur."
 )
+_ZENCROWD = (
+    " G. Demartini, D. E. Difallah and P. Cudre-Mauroux. \"ZenCrowd: leveraging probabilistic "
+    "reasoning and crowdsourcing techniques for large-scale entity linking\". WWW, 2012."
+)
 _ZHENG2017 = (
     "Y. Zheng, G. Li, Y. Li, C. Shan and R. Cheng. \"Truth inference in crowdsourcing: is the "
     "problem solved?\". PVLDB 10(5), 2017."
@@ -395,17 +399,20 @@ def _zhang(prefix, **kwargs):
     )
 
 
-def _act(code, **kwargs):
+def _act(code, *, more="", also_cite="", **kwargs):
     return CrowdDataset(
         name=f"act_{code}", source=f"act_{code}",
-        convert=lambda paths: convert_act(paths[f"{code}.csv"]), **kwargs,
+        convert=lambda paths: convert_act(paths[f"{code}.csv"]),
+        description=_ACT_FORMAT.format(file=f"{code}.csv") + more,
+        reference=_ACT + also_cite, **kwargs,
     )
 
 
 def _zheng(name, **kwargs):
     return CrowdDataset(
         name=name, source=name,
-        convert=lambda paths: convert_zheng(paths["answer.csv"], paths["truth.csv"]), **kwargs,
+        convert=lambda paths: convert_zheng(paths["answer.csv"], paths["truth.csv"]),
+        reference=_ZHENG2017, **kwargs,
     )
 
 
@@ -529,49 +536,37 @@ DATASETS = (
             "entropy\", NeurIPS 2012."
         ),
     ),
-    _act("CF", title="CrowdFlower crowd of the Active Crowd Toolkit.",
-         description=_ACT_FORMAT.format(file="CF.csv"), reference=_ACT),
-    _act("CF_amt", title="Mechanical Turk crowd of the Active Crowd Toolkit (CF_amt).",
-         description=_ACT_FORMAT.format(file="CF_amt.csv"), reference=_ACT),
-    _act("MS", title="MS crowd of the Active Crowd Toolkit.",
-         description=_ACT_FORMAT.format(file="MS.csv"), reference=_ACT),
+    _act("CF", title="CrowdFlower crowd of the Active Crowd Toolkit."),
+    _act("CF_amt", title="Mechanical Turk crowd of the Active Crowd Toolkit (CF_amt)."),
+    _act("MS", title="MS crowd of the Active Crowd Toolkit."),
     _act(
         "SP", title="Sentence sentiment polarity, as published in the Active Crowd Toolkit.",
-        description=(
-            _ACT_FORMAT.format(file="SP.csv") + " Task ids are sentence numbers; 0 = "
-            "negative, 1 = positive."
-        ),
+        more=" Task ids are sentence numbers; 0 = negative, 1 = positive.",
+        also_cite=" Crowd of Rodrigues et al., Pattern Recognition Letters, 2013.",
         same_as="sentiment_polarity",
-        reference=_ACT + " Crowd of Rodrigues et al., Pattern Recognition Letters, 2013.",
     ),
     _act(
         "SP_amt",
         title="Sentence sentiment polarity, a second Mechanical Turk crowd of the Active Crowd "
               "Toolkit (20 votes per sentence).",
-        description=_ACT_FORMAT.format(file="SP_amt.csv") + " 0 = negative, 1 = positive.",
-        reference=_ACT,
+        more=" 0 = negative, 1 = positive.",
     ),
     _act(
         "ZenCrowd_all",
         title="ZenCrowd entity linking (binary), all workers, via the Active Crowd Toolkit.",
-        description=_ACT_FORMAT.format(file="ZenCrowd_all.csv") + " Task ids are URLs.",
-        reference=_ACT + " G. Demartini, D. E. Difallah and P. Cudre-Mauroux. \"ZenCrowd: "
-        "leveraging probabilistic reasoning and crowdsourcing techniques for large-scale "
-        "entity linking\". WWW, 2012.",
+        more=" Task ids are URLs.", also_cite=_ZENCROWD,
     ),
     _act(
         "ZenCrowd_in",
         title="ZenCrowd entity linking (binary), workers from India, via the Active Crowd "
               "Toolkit.",
-        description=_ACT_FORMAT.format(file="ZenCrowd_in.csv") + " Task ids are URLs.",
-        reference=_ACT + " G. Demartini et al., WWW 2012.",
+        more=" Task ids are URLs.", also_cite=_ZENCROWD,
     ),
     _act(
         "ZenCrowd_us",
         title="ZenCrowd entity linking (binary), workers from the US, via the Active Crowd "
               "Toolkit.",
-        description=_ACT_FORMAT.format(file="ZenCrowd_us.csv") + " Task ids are URLs.",
-        reference=_ACT + " G. Demartini et al., WWW 2012.",
+        more=" Task ids are URLs.", also_cite=_ZENCROWD,
     ),
     _zheng(
         "zheng_d_Duck_Identification",
@@ -579,7 +574,6 @@ DATASETS = (
               "benchmark.",
         description=_ZHENG_FORMAT.format(truth="") + " Collected by Welinder et al., NeurIPS "
         "2010.",
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_d_jn_product",
@@ -587,40 +581,34 @@ DATASETS = (
               "Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth="") + " Collected by J. Wang, T. Kraska, M. J. "
         "Franklin and J. Feng, \"CrowdER: crowdsourcing entity resolution\", PVLDB 2012.",
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_d_sentiment",
         title="Sentiment (binary), 20 votes per task, from Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth="") + " Copy in the TIN-model repository "
         "(headers 'id,worker,answer' and 'q,truth').",
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_s4_Dog_data",
         title="Dog breed identification (4 breeds), from Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth="") + " Collected by Zhou et al., NeurIPS 2012.",
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_s4_Face_Sentiment_Identification",
         title="Face sentiment identification (4 classes), from Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth=""),
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_s4_Relevance",
         title="Document relevance judgments, from Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth=", for part of the tasks") + " Copy in the "
         "TIN-model repository.",
-        reference=_ZHENG2017,
     ),
     _zheng(
         "zheng_s5_AdultContent",
         title="Adult content rating of web pages, from Zheng et al.'s benchmark.",
         description=_ZHENG_FORMAT.format(truth=", for part of the tasks") + " Copy in the "
         "TIN-model repository.",
-        reference=_ZHENG2017,
     ),
     _snow(
         "rte",

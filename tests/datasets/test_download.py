@@ -77,10 +77,10 @@ def no_proxy(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def sources():
-    if not SOURCES.is_dir():
-        pytest.skip(f"no pinned source files in {SOURCES}")
-    return SOURCES
+def sources(shared_data):
+    if not (shared_data / "sources").is_dir():
+        pytest.skip(f"no pinned source files in {shared_data}")
+    return shared_data / "sources"
 
 
 @pytest.fixture(scope="module")
@@ -319,19 +319,26 @@ def test_a_download_cut_short_is_retried(mirror, tmp_path, monkeypatch):
     assert ds.votes.shape == (108, 39) and len(handler.served) == 3
 
 
+def _interrupt(*args):
+    raise KeyboardInterrupt
+
+
+def _fetch_interrupted(mirror, home, monkeypatch, target, attribute):
+    """Fetch zhang2014_bluebird with ``target.attribute`` raising KeyboardInterrupt."""
+    with serve(mirror) as url, monkeypatch.context() as m:
+        m.setenv("SKCROWD_DATASETS_URL", url)
+        m.setattr(target, attribute, _interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            fetch_crowd_dataset("zhang2014_bluebird", data_home=home)
+
+
 def test_an_interrupt_from_the_progress_callback_leaves_nothing_trusted(mirror, tmp_path,
                                                                         monkeypatch):
-    def interrupt(self, n):
-        raise KeyboardInterrupt
-
     home = tmp_path / "home"
+    _fetch_interrupted(mirror, home, monkeypatch, _download._Progress, "update")
+    assert _leftovers(home) == []
     with serve(mirror) as url:
         monkeypatch.setenv("SKCROWD_DATASETS_URL", url)
-        with monkeypatch.context() as m:
-            m.setattr(_download._Progress, "update", interrupt)
-            with pytest.raises(KeyboardInterrupt):
-                fetch_crowd_dataset("zhang2014_bluebird", data_home=home)
-        assert _leftovers(home) == []
         ds = fetch_crowd_dataset("zhang2014_bluebird", data_home=home)
     assert (ds.votes >= 0).sum() == 4212
 
@@ -352,15 +359,8 @@ def test_a_truncated_copy_in_the_cache_is_downloaded_again(mirror, tmp_path, mon
 
 
 def test_an_interrupted_conversion_is_converted_again(mirror, tmp_path, monkeypatch):
-    def interrupt(src, dst):
-        raise KeyboardInterrupt
-
-    with serve(mirror) as url:
-        monkeypatch.setenv("SKCROWD_DATASETS_URL", url)
-        with monkeypatch.context() as m:
-            m.setattr(_converters.os, "replace", interrupt)
-            with pytest.raises(KeyboardInterrupt):
-                fetch_crowd_dataset("zhang2014_bluebird", data_home=tmp_path)
+    # os.replace renames votes.csv into place (pooch moves downloads with os.rename)
+    _fetch_interrupted(mirror, tmp_path, monkeypatch, _converters.os, "replace")
     folder = tmp_path / "zhang2014_bluebird"
     assert (folder / "tasks.csv").is_file() and not (folder / "votes.csv").exists()
     assert not [p for p in os.listdir(folder) if p.endswith(".part")]
