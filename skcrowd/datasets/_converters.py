@@ -304,13 +304,15 @@ def csv_rows(path, *, delimiter=",", header=True, text=None, name=None):
     return None, rows
 
 
-def _require(rows, name, n_fields, layout):
-    """Check that every row has at least ``n_fields`` fields, none of them empty."""
+def _require(rows, name, n_fields, layout, used=None):
+    """Check that every row has at least ``n_fields`` fields, the ``used`` ones (default all)
+    not empty."""
     for line, fields in rows:
-        if len(fields) < n_fields or not all(fields):
-            raise ValueError(
-                f"{name} line {line}: expected {layout}, got {','.join(fields)!r}."
-            )
+        if len(fields) < n_fields or not all(
+                fields[i] for i in (range(len(fields)) if used is None else used)):
+            shown = ",".join(fields)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise ValueError(f"{name} line {line}: expected {layout}, got {shown!r}.")
 
 
 def _column_indices(header, columns, name):
@@ -374,9 +376,15 @@ def convert_zhang2014(crowd_path, truth_path):
 # ---------------------------------------------------------------------------
 
 
-def _no_gold(value):
-    """An empty or negative gold field means "no gold label" in the Active Crowd Toolkit files."""
-    return value == "" or (value.startswith("-") and value[1:].isdigit())
+def _gold_on_every_row(votes):
+    """Gold records of vote records whose ``gold`` column repeats the task's gold label.
+
+    An empty or negative gold field means "no gold label" on that row.
+    """
+    has_gold = [i for i, g in enumerate(votes["gold"])
+                if not (g == "" or (g.startswith("-") and g[1:].isdigit()))]
+    return Records(votes.file, votes.line[has_gold],
+                   {"task": votes["task"][has_gold], "label": votes["gold"][has_gold]})
 
 
 def convert_act(path):
@@ -406,10 +414,7 @@ def convert_act(path):
             raise ValueError(f"{name} line {line}: expected {layout}, got {','.join(fields)!r}.")
         parsed.append((line, [task, worker, label, gold]))
     votes = _records(name, parsed, ["task", "worker", "label", "gold"])
-    has_gold = [i for i, g in enumerate(votes["gold"]) if not _no_gold(g)]
-    gold = Records(name, votes.line[has_gold],
-                   {"task": votes["task"][has_gold], "label": votes["gold"][has_gold]})
-    return build_crowd(votes, gold)
+    return build_crowd(votes, _gold_on_every_row(votes))
 
 
 # ---------------------------------------------------------------------------
@@ -461,18 +466,18 @@ def convert_snow2008(archive, task):
 
     Tab-separated with a header ``!amt_annotation_ids, !amt_worker_ids,
     orig_id, response, gold``: one row per vote, the gold label repeated on
-    every row of its item.
+    every row of its item (empty: none).
     """
     member = f"{task}.standardized.tsv"
     text = archive_member(archive, member).decode("utf-8")
     header, rows = csv_rows(None, delimiter="\t", text=text, name=member)
     layout = ["!amt_worker_ids", "orig_id", "response", "gold"]
     i_worker, i_task, i_response, i_gold = _column_indices(header, layout, member)
-    _require(rows, member, len(header), "\t".join(header))
+    _require(rows, member, len(header), "\t".join(header),
+             used=[i_worker, i_task, i_response])
     votes = _records(member, [(line, [f[i_task], f[i_worker], f[i_response], f[i_gold]])
                               for line, f in rows], ["task", "worker", "label", "gold"])
-    gold = Records(member, votes.line, {"task": votes["task"], "label": votes["gold"]})
-    return build_crowd(votes, gold)
+    return build_crowd(votes, _gold_on_every_row(votes))
 
 
 # ---------------------------------------------------------------------------
@@ -579,7 +584,8 @@ def _songs(path):
     header, rows = csv_rows(path)
     i_id, i_class = _column_indices(header, ["id", "class"], name)
     i_features = [i for i, c in enumerate(header) if c.startswith("feature")]
-    _require(rows, name, len(header), f"{len(header)} fields ({','.join(header[:3])},...)")
+    _require(rows, name, len(header), f"{len(header)} fields ({','.join(header[:3])},...)",
+             used=[i_id, i_class])
     ids = np.array([f[i_id] for _, f in rows], dtype=str)
     distinct, count = np.unique(ids, return_counts=True)
     if (count > 1).any():
@@ -613,7 +619,8 @@ def convert_music(paths):
     name = "music_genre_mturk.csv"
     header, rows = csv_rows(paths[name])
     columns = _column_indices(header, ["id", "annotator", "class"], name)
-    _require(rows, name, len(header), f"{len(header)} fields (id,annotator,...,class)")
+    _require(rows, name, len(header), f"{len(header)} fields (id,annotator,...,class)",
+             used=columns)
     votes = _records(name, [(line, [f[i] for i in columns]) for line, f in rows],
                      ["task", "worker", "label"])
     classes = ordered_ids(np.concatenate([votes["label"], gold_classes["label"],

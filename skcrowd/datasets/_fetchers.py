@@ -208,7 +208,11 @@ def list_crowd_datasets():
     >>> table.set_index("name").loc["zhang2014_dog", ["tasks", "workers", "classes"]].tolist()
     [807, 109, 4]
     """
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError("list_crowd_datasets returns a pandas DataFrame: pip install "
+                          "'skcrowd[datasets]' (or pip install pandas).") from exc
 
     columns = ["tasks", "workers", "classes", "votes", "gold", "duplicates"]
     rows = []
