@@ -8,11 +8,12 @@ default 50) with convergence checks off, in its own child process, whose peak re
 
 - ``skcrowd-ds`` / ``skcrowd-glad``: :class:`skcrowd.aggregation.DawidSkene` / ``GLAD`` with
   ``tol=0, max_iter=iters`` on a ``scipy.sparse.coo_array`` of votes, numba kernels;
-  ``-numpy`` variants: the numpy/scipy fallback (``_kernels.ENGINE = "numpy"``). The numba
-  kernels are compiled (or loaded from numba's cache) by a 2-iteration warm-up fit on the same
-  votes first (a smaller one would not load the parallel kernels); its time is the ``warm-up s``
-  column. ``loop s/iter`` = (fit time with ``max_iter=iters`` - fit
-  time with ``max_iter=1``) / (iters - 1): the EM iterations without input validation and set-up.
+  ``-numpy`` variants: the numpy/scipy fallback
+  (``skcrowd.aggregation.kernels.ENGINE = "numpy"``). The numba kernels are compiled (or
+  loaded from numba's cache) by a 2-iteration warm-up fit on the same votes first (a smaller
+  one would not load the parallel kernels); its time is the ``warm-up s`` column.
+  ``loop s/iter`` = (fit time with ``max_iter=iters`` - fit time with ``max_iter=1``) /
+  (iters - 1): the EM iterations without input validation and set-up.
 - ``crowdkit-ds`` / ``crowdkit-glad``: crowd-kit 1.4.2 ``DawidSkene(n_iter=iters, tol=-inf)`` /
   ``GLAD(n_iter=iters, tol=-inf)`` on a pandas frame ``task, worker, label`` (crowd-kit stops
   when the loss *change* is below ``tol``, a decrease included, so ``tol=0`` can stop after two
@@ -112,10 +113,10 @@ def run_skcrowd(method, data, iters):
     sys.path.insert(0, str(REPO))
     from sklearn.exceptions import ConvergenceWarning
 
-    from skcrowd.aggregation import GLAD, DawidSkene, _kernels
+    from skcrowd.aggregation import GLAD, DawidSkene, kernels
 
     warnings.simplefilter("ignore", ConvergenceWarning)
-    _kernels.ENGINE = "numpy" if method.endswith("-numpy") else "numba"
+    kernels.ENGINE = "numpy" if method.endswith("-numpy") else "numba"
     model = DawidSkene if "-ds" in method else GLAD
     task, worker, label, truth = data["task"], data["worker"], data["label"], data["truth"]
     shape = (len(truth), int(data["n_workers"]))

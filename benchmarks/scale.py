@@ -300,7 +300,7 @@ def table_layout(n_votes, repeats=5):
     import pyarrow.parquet as pq
 
     from skcrowd import DawidSkene
-    from skcrowd.aggregation import _kernels
+    from skcrowd.aggregation.kernels import BlockLayout, _common, dawid_skene
     from skcrowd.votes import Votes
 
     table = pq.read_table(generate(n_votes))
@@ -321,7 +321,7 @@ def table_layout(n_votes, repeats=5):
     for numbering, w in (("ids (shuffled)", worker), ("by activity", rank[worker])):
         votes = Votes(task=task, worker=w, label=label, n_tasks=int(task[-1]) + 1,
                       n_workers=n_workers, classes=np.arange(K))
-        layout = _kernels.BlockLayout(votes)
+        layout = BlockLayout(votes)
         indptr, _, task_w, label_w = layout.worker_order
         tables = log_conf if numbering.startswith("ids") else log_conf[np.argsort(rank)]
         resp = np.empty((layout.n_tasks, K))
@@ -333,10 +333,11 @@ def table_layout(n_votes, repeats=5):
             e, c = [], []
             for _ in range(repeats + 1):  # the first call compiles the dtype's specialization
                 t0 = time.perf_counter()
-                _kernels._ds_pass(layout, _kernels._E_STEP, _kernels._MAX_CHUNKS, resp, t_conf,
-                                  prior, task_ll)
+                dawid_skene._ds_pass(layout, dawid_skene._E_STEP, _common._MAX_CHUNKS, resp,
+                                     t_conf, prior, task_ll)
                 t1 = time.perf_counter()
-                _kernels._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts, True)
+                dawid_skene._ds_worker_counts_parallel(indptr, task_w, label_w, resp, counts,
+                                                       True)
                 e.append(t1 - t0)
                 c.append(time.perf_counter() - t1)
             print(f"| {numbering} | {np.dtype(dtype).name} | {np.median(e[1:]):.3f} | "

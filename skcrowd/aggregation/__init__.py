@@ -9,8 +9,9 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`GLAD`: worker abilities and task difficulties.
 
 The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
-(``_kernels``), compiled with numba when it is installed (extra ``fast``),
-with a numpy/scipy fallback that gives the same results.
+(:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
+installed (extra ``fast``), with a numpy/scipy fallback that gives the same results
+(``kernels.ENGINE`` chooses).
 """
 
 from ._dawid_skene import DawidSkene, WeightedDawidSkene

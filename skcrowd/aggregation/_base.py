@@ -10,7 +10,7 @@ and an entry is a worker's label for a task or the ``missing_label`` marker.
 runs ``n_init`` initializations of at most ``max_iter`` iterations and keeps
 the one with the best objective. Subclasses provide the model through
 ``_statistics``, ``_m_step``, ``_e_step`` and ``_log_prior``; each
-E-step is one call of a per-block kernel (:mod:`._kernels`).
+E-step is one call of a per-block kernel (:mod:`.kernels`).
 
 The votes come from a *source* (:mod:`skcrowd.backends`) of blocks of whole
 tasks: one block in memory, streamed blocks out of core, partitions of a Dask
@@ -37,7 +37,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import check_votes
-from ._kernels import naive_soft_labels, row_argmax
+from .kernels import naive_soft_labels, row_argmax
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):

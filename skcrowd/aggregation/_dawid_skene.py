@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Real
 
 from ._base import BaseEM, _vote_frequencies
-from ._kernels import (ds_block_statistics, ds_e_step, ds_log_confusions,
-                       ds_vote_share_counts, ds_worker_counts, safe_log)
+from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
+                      ds_worker_counts, safe_log)
 
 
 class DawidSkene(BaseEM):

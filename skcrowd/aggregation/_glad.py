@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._base import BaseEM
-from ._kernels import (
+from .kernels import (
     LOG_BETA_BOUND,
     glad_block_statistics,
     glad_gradients,
@@ -54,7 +54,7 @@ class GLAD(BaseEM):
     ``score_samples`` estimate the difficulty of every task of ``X`` with the
     fitted abilities and class priors held fixed: the MAP ``log(beta_i)``,
     found by a safeguarded Newton search from ``beta_i = 1`` (see
-    :func:`skcrowd.aggregation._kernels.glad_task_difficulties`); a task
+    :func:`skcrowd.aggregation.kernels.glad_task_difficulties`); a task
     without votes keeps ``beta_i = 1`` and gets the class priors. ``fit`` ends
     with the same computation on the fitted tasks (``difficulties_``), so
     ``fit_predict(X)`` equals ``fit(X).predict(X)``.

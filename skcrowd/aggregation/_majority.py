@@ -9,7 +9,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
 from ._base import BaseAggregator
-from ._kernels import naive_soft_labels
+from .kernels import naive_soft_labels
 
 
 class MajorityVote(BaseAggregator):

@@ -59,8 +59,8 @@ class VoteBlock:
 
     @cached_property
     def layout(self):
-        """The kernels' :class:`~skcrowd.aggregation._kernels.BlockLayout` of the votes."""
-        from ..aggregation._kernels import BlockLayout
+        """The kernels' :class:`~skcrowd.aggregation.kernels.BlockLayout` of the votes."""
+        from ..aggregation.kernels import BlockLayout
 
         return BlockLayout(self.votes)
 

@@ -207,27 +207,28 @@ def test_out_of_core_releases_each_block_before_the_next_but_one(crowd):
 def test_block_counts_add_into_the_running_sums(crowd, monkeypatch, path):
     """The out-of-core pass adds each block's Dawid-Skene counts into one array, in place."""
     from skcrowd import check_votes
-    from skcrowd.aggregation import _kernels
+    from skcrowd.aggregation import kernels
+    from skcrowd.aggregation.kernels import _common, dawid_skene
 
     if path == "numpy":
-        monkeypatch.setattr(_kernels, "ENGINE", "numpy")
-    elif _kernels.numba is None:
+        monkeypatch.setattr(kernels, "ENGINE", "numpy")
+    elif kernels.numba is None:
         pytest.skip("numba is not installed")
     elif path == "worker order":  # the pass of crowds whose tables exceed the caches
-        monkeypatch.setattr(_kernels, "PARALLEL_MIN_VOTES", 1)
-        monkeypatch.setattr(_kernels, "_CHUNK_MEMORY", 0)
-        monkeypatch.setattr(_kernels, "_CACHE_BYTES", 0)
+        monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 1)
+        monkeypatch.setattr(_common, "_CHUNK_MEMORY", 0)
+        monkeypatch.setattr(_common, "_CACHE_BYTES", 0)
     frame, truth, path_, matrix, workers = crowd
     votes = check_votes(matrix)
     rng = np.random.default_rng(0)
     log_conf_t = np.log(rng.dirichlet(np.ones(3), size=(votes.n_workers, 3)))
     log_priors = np.log(np.full(3, 1 / 3))
-    whole = _kernels.ds_block_statistics(_kernels.BlockLayout(votes), log_conf_t, log_priors)
+    whole = kernels.ds_block_statistics(kernels.BlockLayout(votes), log_conf_t, log_priors)
     running = np.full_like(whole.worker_counts, 7.0)
     for rows in np.array_split(np.arange(votes.n_tasks), 3):
-        layout = _kernels.BlockLayout(votes.take_tasks(rows))
+        layout = kernels.BlockLayout(votes.take_tasks(rows))
         if path != "numpy":
-            assert (_kernels._ds_n_chunks(layout) == 0) == (path == "worker order")
-        out = _kernels.ds_block_statistics(layout, log_conf_t, log_priors, worker_counts=running)
+            assert (dawid_skene._ds_n_chunks(layout) == 0) == (path == "worker order")
+        out = kernels.ds_block_statistics(layout, log_conf_t, log_priors, worker_counts=running)
         assert out.worker_counts is running
     np.testing.assert_allclose(running - 7.0, whole.worker_counts, atol=1e-12)

@@ -1,0 +1,102 @@
+"""Per-block EM kernels of the aggregators: one module per model, shared numerics, one engine.
+
+The EM loops never touch the votes themselves: each iteration hands the
+current parameters to a kernel that processes the votes of a *block* of whole
+tasks (all tasks of a fit, or one partition of them) and returns the block's
+responsibilities, its log-likelihood and its sufficient statistics; the M-step
+only sees statistics summed over blocks. In memory there is one block; an
+out-of-core or distributed back end calls the same kernels on partitions and
+adds up the per-worker statistics, which are indexed by the block's own worker
+numbers (give each block the parameter rows of its workers).
+
+A block is described by a :class:`BlockLayout`, built once from a
+:class:`skcrowd.Votes` and reused by every kernel call.
+
+Modules:
+
+- ``_common``: what every model's kernels use: the engine check, numba's
+  import and the ``_jit`` compiler, :class:`BlockLayout`, the chunking of a
+  block and the size thresholds of the parallel drivers, :func:`safe_log`,
+  the log-sum-exp passes (numpy and numba), :func:`naive_soft_labels`,
+  :func:`row_argmax`;
+- ``dawid_skene``: the Dawid-Skene E-step fused with its confusion counts, and
+  its M-step (:func:`ds_block_statistics`, :func:`ds_log_confusions`, ...);
+- ``glad``: the GLAD E-step fused with the gradients of its M-step, and the
+  per-task difficulty search (:func:`glad_block_statistics`,
+  :func:`glad_task_difficulties`, ...).
+
+A new model adds one module here, named for it, whose public kernels take a
+:class:`BlockLayout` and the parameters, branch on ``_engine()`` at each call
+(numba path, numpy path) and are re-exported below (see
+:class:`skcrowd.aggregation._base.BaseEM` for the estimator's side).
+
+Two engines compute the same numbers (to rounding, about 1e-12):
+
+- ``"numba"`` (when numba is installed, extra ``skcrowd[fast]``): compiled
+  loops, parallel over tasks for the per-task work and over workers for the
+  per-worker sums. Each thread owns the rows it writes, and every sum runs in
+  a fixed order, so results do not depend on the number of threads. Each
+  kernel is a per-unit body (a task, a chunk of tasks) and two drivers that
+  loop over the units, ``*_serial`` and ``*_parallel``: blocks of fewer than
+  ``_common.PARALLEL_MIN_VOTES`` votes run on one thread, as starting the threads
+  costs more than the work (ten times more on a busy machine). On a machine
+  busier than its cores, two threads are no faster than one (measured on a
+  shared 2-core machine); on an idle one they are about 1.8 times faster. The
+  model modules describe their passes.
+- ``"numpy"``: vectorized numpy, ``np.bincount`` and scipy.sparse products.
+
+The package attribute ``ENGINE`` selects the engine of every model's kernels
+for later calls (it is ``"numba"`` when numba imports, else ``"numpy"``); the
+kernels read it at each call:
+
+>>> from skcrowd.aggregation import kernels
+>>> kernels.ENGINE in ("numba", "numpy")
+True
+
+Log-probabilities are floored at the log of the smallest positive float
+(about -708) so that an E-step never meets ``-inf - -inf``; every
+normalization is a log-sum-exp.
+
+numba caches the compiled kernels on disk, and discards a kernel's cache when
+its own file changes, not when a helper it calls from another file does: after
+editing ``_common.py``, delete the numba cache files (``*.nbi``, ``*.nbc``) of
+this package's ``__pycache__``.
+"""
+
+from ._common import BlockLayout, naive_soft_labels, numba, row_argmax, safe_log
+from .dawid_skene import (
+    DSBlockStatistics,
+    ds_block_statistics,
+    ds_e_step,
+    ds_log_confusions,
+    ds_vote_share_counts,
+    ds_worker_counts,
+)
+from .glad import (
+    LOG_BETA_BOUND,
+    GLADBlockStatistics,
+    glad_block_statistics,
+    glad_gradients,
+    glad_task_difficulties,
+)
+
+ENGINE = "numba" if numba is not None else "numpy"
+
+__all__ = [
+    "ENGINE",
+    "safe_log",
+    "naive_soft_labels",
+    "row_argmax",
+    "BlockLayout",
+    "DSBlockStatistics",
+    "GLADBlockStatistics",
+    "ds_e_step",
+    "ds_worker_counts",
+    "ds_vote_share_counts",
+    "ds_log_confusions",
+    "ds_block_statistics",
+    "glad_block_statistics",
+    "glad_gradients",
+    "glad_task_difficulties",
+    "LOG_BETA_BOUND",
+]

@@ -1,0 +1,467 @@
+"""Dawid-Skene kernels: the E-step of a block fused with its confusion counts, and the M-step.
+
+Parameters reach the kernels as ``log_confusions_t[j, l, k] = log P(worker j
+answers l | true class k)`` (transposed, so that the ``K`` values a vote needs
+are contiguous) and the log class priors; the statistics are the expected
+counts ``[j, l, k]`` and the expected number of tasks of each class.
+
+numpy engine: scipy.sparse products with the block's one-hot vote indicator
+(:attr:`BlockLayout.indicator`).
+
+numba engine: one pass over the block's tasks does the E-step and adds each
+vote's posterior into the counts (``_ds_chunk``). The tasks are cut into
+chunks of equal vote counts (:func:`._common._fused_chunks`: a power of two up
+to 16, each with about 24 and at least 2 votes per worker and label, their
+tables within 256 MB), each adding into its own copy of the per-worker count
+tables, summed at the end. When fewer than two chunks qualify, one fused pass
+runs on one thread, unless the tables outgrow the CPU caches (about 4 MB, many
+workers): then the counts are summed in parallel over the votes in worker
+order. Posteriors are normalized 64 tasks at a time, class-major
+(``_softmax_columns``, whose vectorized ``exp`` makes this pass 1.4 times
+faster on 1e6 votes than one task at a time). Loops index element by element
+with unsigned indices (no array views, no wrap-around of negative indices), 1.4
+times faster again. A fit's passes keep only the statistics, not the
+posteriors.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _normalize_log_rows, _out,
+                      _parallel, naive_soft_labels, numba)
+
+_SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
+_E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
+
+
+class DSBlockStatistics(NamedTuple):
+    """Result of :func:`ds_block_statistics` for one block."""
+
+    resp: np.ndarray | None
+    """(n_tasks, K): posterior probability of each true class (None unless a buffer was given)."""
+    worker_counts: np.ndarray
+    """(n_workers, K, K): ``[j, l, k]`` = expected number of votes ``l`` by worker ``j`` on
+    tasks of true class ``k``."""
+    class_counts: np.ndarray
+    """(K,): expected number of tasks of each true class."""
+    log_likelihood: float
+    """Sum over the block's tasks of ``log p(votes of task i)``."""
+
+
+def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
+    """Dawid-Skene E-step of a block: posteriors and per-task log-likelihoods.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's votes.
+    log_confusions_t : ndarray of shape (n_workers, K, K), float64, C-contiguous
+        ``[j, l, k] = log P(worker j answers l | true class k)``: the
+        transposed log-confusion matrices, so that the ``K`` values one vote
+        needs are contiguous.
+    log_class_priors : ndarray of shape (K,)
+        ``log P(true class k)``.
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer (allocated when None).
+
+    Returns
+    -------
+    resp : ndarray of shape (n_tasks, K)
+        ``P(true class k | votes of task i)``; a task without votes gets the
+        class priors.
+    task_log_likelihood : ndarray of shape (n_tasks,)
+        ``log p(votes of task i)`` (0 for a task without votes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_e_step
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
+    >>> log_conf_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))[None].repeat(2, 0)
+    >>> resp, ll = ds_e_step(layout, log_conf_t, np.log([0.5, 0.5]))
+    >>> resp, ll  # p(votes) = 0.5 * 0.9 * 0.1 + 0.5 * 0.1 * 0.9
+    (array([[0.5, 0.5]]), array([-2.40794561]))
+    """
+    resp = _out(resp, layout)
+    task_ll = np.empty(layout.n_tasks)
+    log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
+    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    if _engine() == "numba":
+        _ds_pass(layout, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1, resp,
+                 log_confusions_t, log_class_priors, task_ll)
+        return resp, task_ll
+    resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
+    resp += log_class_priors
+    _normalize_log_rows(resp, task_ll)
+    return resp, task_ll
+
+
+def ds_worker_counts(layout, resp, *, out=None):
+    """Expected per-worker confusion counts of a block for given posteriors.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    resp : ndarray of shape (n_tasks, K)
+        Posterior (or any soft label) of each task.
+    out : ndarray of shape (n_workers, K, K), default=None
+        C-contiguous float64 counts to add this block's counts into (the
+        running sum over the blocks of an out-of-core pass), instead of
+        returning new ones.
+
+    Returns
+    -------
+    worker_counts : ndarray of shape (n_workers, K, K)
+        ``[j, l, k] = sum of resp[i, k] over the tasks i that worker j
+        labelled l`` (``out`` when given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_worker_counts
+    >>> layout = BlockLayout(check_votes(np.array([[0], [1]])))
+    >>> ds_worker_counts(layout, np.array([[0.8, 0.2], [0.3, 0.7]]))[0]
+    array([[0.8, 0.2],
+           [0.3, 0.7]])
+    """
+    resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
+    K = layout.n_classes
+    if _engine() == "numpy":
+        counts = (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
+    elif _ds_n_chunks(layout):
+        counts = _ds_pass(layout, _COUNTS, _ds_n_chunks(layout), resp)[0]
+    else:  # worker order: each worker's rows written by one thread, added to in place
+        indptr, _, task, label = layout.worker_order
+        counts = np.empty((layout.n_workers, K, K)) if out is None else out
+        _ds_worker_counts_parallel(indptr, task, label, resp, counts, out is None)
+        return counts
+    if out is None:
+        return counts
+    out += counts
+    return out
+
+
+def ds_vote_share_counts(layout, empty_row):
+    """Dawid-Skene statistics of the naive soft labels (each task's vote frequencies).
+
+    The same as ``ds_worker_counts(layout, naive_soft_labels(...))`` and the
+    soft labels' column sums, without the soft labels: the numba engine
+    computes each task's frequencies from its votes as it adds them (the
+    initial statistics of ``DawidSkene(init="majority")``).
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    empty_row : ndarray of shape (K,)
+        Soft label of a task without votes.
+
+    Returns
+    -------
+    worker_counts : ndarray of shape (n_workers, K, K)
+    class_counts : ndarray of shape (K,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_vote_share_counts
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1, 1], [-1, -1, -1]])))
+    >>> counts, class_counts = ds_vote_share_counts(layout, np.array([0.5, 0.5]))
+    >>> counts[0]  # worker 0 said 0 on a task whose votes are 1/3 class 0
+    array([[0.33333333, 0.66666667],
+           [0.        , 0.        ]])
+    >>> class_counts
+    array([0.83333333, 1.16666667])
+    """
+    empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
+    n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
+    if n_chunks:
+        counts, class_counts, _ = _ds_pass(layout, _VOTE_SHARES, n_chunks, None,
+                                           log_class_priors=empty_row)
+        return counts, class_counts
+    resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row)
+    return ds_worker_counts(layout, resp), resp.sum(axis=0)
+
+
+def ds_log_confusions(worker_counts, pseudo_counts):
+    """Dawid-Skene M-step of the confusion matrices, in place on the summed counts.
+
+    Parameters
+    ----------
+    worker_counts : ndarray of shape (n_workers, K, K), float64, C-contiguous
+        Expected counts ``[j, l, k]`` (see :func:`ds_worker_counts`), summed over
+        the blocks; overwritten by the result.
+    pseudo_counts : ndarray of shape (K, K)
+        Dirichlet pseudo-counts ``[k, l]`` of confusion row ``k``.
+
+    Returns
+    -------
+    log_confusions_t : ndarray of shape (n_workers, K, K)
+        ``worker_counts``, now ``[j, l, k] = log P(worker j answers l | true class k)``:
+        the counts plus pseudo-counts normalized over ``l`` (a class ``k`` without mass,
+        possible only without pseudo-counts, gets the uniform row), floored at the
+        smallest float as in :func:`safe_log`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import ds_log_confusions
+    >>> counts = np.array([[[3.0, 0.0], [1.0, 0.0]]])  # [j, l, k]: 4 tasks of class 0
+    >>> np.exp(ds_log_confusions(counts, np.zeros((2, 2))))
+    array([[[0.75, 0.5 ],
+            [0.25, 0.5 ]]])
+    """
+    K = worker_counts.shape[-1]
+    pseudo_t = np.ascontiguousarray(np.asarray(pseudo_counts, dtype=np.float64).T)
+    if _engine() == "numba":
+        parallel = _parallel(worker_counts.size)
+        (_ds_normalize_parallel if parallel else _ds_normalize_serial)(worker_counts, pseudo_t)
+    else:
+        worker_counts += pseudo_t
+        total = worker_counts.sum(axis=1, keepdims=True)
+        np.divide(worker_counts, total, out=worker_counts, where=total > 0)
+        worker_counts.transpose(0, 2, 1)[total[:, 0, :] <= 0] = 1.0 / K
+        np.maximum(worker_counts, np.finfo(np.float64).tiny, out=worker_counts)
+    return np.log(worker_counts, out=worker_counts)  # numpy's log is vectorized, numba's is not
+
+
+def _ds_n_chunks(layout):
+    """Chunks of the fused numba pass (:func:`._common._fused_chunks`; 0: sum the counts in
+    worker order instead): its count tables have a row of ``K`` floats per worker and label."""
+    K = layout.n_classes
+    return _fused_chunks(layout, layout.n_workers * K, 8 * K)
+
+
+def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_priors=None,
+             task_ll=None):
+    """A numba pass over the block's tasks, in ``n_chunks`` chunks of equal vote counts.
+
+    ``mode`` and the arrays are those of ``_ds_chunk``; returns ``(worker_counts,
+    class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``).
+    """
+    K = layout.n_classes
+    counted = mode != _E_STEP
+    shape = (n_chunks, layout.n_workers * K, K) if counted else (n_chunks, 0, K)
+    counts = layout.scratch("ds_counts", shape)
+    class_counts = np.empty((n_chunks, K))
+    log_liks = np.empty(n_chunks)
+    if log_confusions_t is None:  # typed placeholder: _COUNTS and _VOTE_SHARES do not read it
+        log_confusions_t = np.zeros((1, 1, K))
+    if log_class_priors is None:
+        log_class_priors = np.zeros(K)
+    kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
+    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_class_priors,
+           np.empty((0, K)) if resp is None else resp,
+           np.empty(0) if task_ll is None else task_ll,
+           layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
+    if not counted:
+        return None, None, float(log_liks.sum())
+    return (counts.sum(axis=0).reshape(layout.n_workers, K, K), class_counts.sum(axis=0),
+            float(log_liks.sum()))
+
+
+def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
+                        worker_counts=None):
+    """Dawid-Skene E-step of a block fused with its sufficient statistics.
+
+    One call is everything an EM iteration needs from a block: the M-step
+    (see :class:`skcrowd.aggregation.DawidSkene`) only uses the returned
+    ``worker_counts`` and ``class_counts``, summed over blocks.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's votes.
+    log_confusions_t : ndarray of shape (n_workers, K, K)
+        ``[j, l, k] = log P(worker j answers l | true class k)``.
+    log_class_priors : ndarray of shape (K,)
+        ``log P(true class k)``.
+    resp : ndarray of shape (n_tasks, K), default=None
+        Output buffer for the responsibilities; when None they are not kept
+        (an EM iteration needs only the statistics).
+    worker_counts : ndarray of shape (n_workers, K, K), default=None
+        Counts to add this block's counts into (see :func:`ds_worker_counts`).
+
+    Returns
+    -------
+    DSBlockStatistics
+        ``(resp, worker_counts, class_counts, log_likelihood)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_block_statistics
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0], [1, 1]])))
+    >>> log_conf_t = np.log(np.array([[0.9, 0.1], [0.1, 0.9]]))[None].repeat(2, 0)
+    >>> stats = ds_block_statistics(layout, log_conf_t, np.log([0.5, 0.5]), resp=np.empty((2, 2)))
+    >>> stats.resp.round(4)
+    array([[0.9878, 0.0122],
+           [0.0122, 0.9878]])
+    >>> stats.class_counts, round(stats.log_likelihood, 4)
+    (array([1., 1.]), -1.7832)
+    """
+    n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
+    if n_chunks:
+        counts, class_counts, log_lik = _ds_pass(
+            layout, _FUSED, n_chunks, None if resp is None else _out(resp, layout),
+            np.ascontiguousarray(log_confusions_t, dtype=np.float64),
+            np.ascontiguousarray(log_class_priors, dtype=np.float64),
+        )
+        if worker_counts is None:
+            worker_counts = counts
+        else:
+            worker_counts += counts
+    else:
+        posteriors, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
+        worker_counts = ds_worker_counts(layout, posteriors, out=worker_counts)
+        class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
+    return DSBlockStatistics(
+        resp=resp,
+        worker_counts=worker_counts,
+        class_counts=class_counts,
+        log_likelihood=log_lik,
+    )
+
+
+# ---------------------------------------------------------------------------
+# numba kernels
+# ---------------------------------------------------------------------------
+
+
+if numba is not None:
+    from ._common import _counts_to_shares, _softmax_columns, prange
+
+    @_jit(parallel=False, fastmath={"contract"})
+    def _ds_chunk(first, stop, indptr, cell, log_conf_t, log_prior, resp, task_ll, counts,
+                  class_counts, mode):
+        """Tasks ``first..stop-1`` of a block, ``_SOFTMAX_BATCH`` at a time; by ``mode``:
+
+        - ``_E_STEP``: their posteriors into ``resp`` and log-likelihoods into ``task_ll``;
+        - ``_FUSED``: E-step, its posteriors added into ``counts`` and ``class_counts``
+          (zeroed first) and also stored in ``resp`` when it has rows;
+        - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts;
+        - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior`` for a task without
+          votes) added into the zeroed counts.
+
+        ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker, label,
+        class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
+        Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS`` and ``_VOTE_SHARES``).
+
+        Every loop indexes with plain element loops and unsigned indices: no array views, no
+        negative-index wrap-around (together 1.4 times faster than with them).
+        """
+        K = log_prior.shape[0]
+        B = _SOFTMAX_BATCH
+        rows = np.empty((B, K))
+        logits = np.empty((K, B))
+        top = np.empty(B)
+        total = np.empty(B)
+        store = resp.shape[0] > 0
+        if mode != _E_STEP:
+            counts[:] = 0.0
+            class_counts[:] = 0.0
+        log_lik = 0.0
+        for start in range(first, stop, B):
+            n = min(B, stop - start)
+            if mode == _COUNTS:
+                for b in range(n):
+                    for k in range(K):
+                        rows[b, k] = resp[start + b, k]
+            elif mode == _VOTE_SHARES:
+                for b in range(n):
+                    i = start + b
+                    for k in range(K):
+                        rows[b, k] = 0.0
+                    for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                        rows[b, np.uint64(cell[v]) % np.uint64(K)] += 1.0
+                    _counts_to_shares(rows, b, float(indptr[i + 1] - indptr[i]), log_prior)
+            else:
+                for b in range(n):
+                    i = start + b
+                    for k in range(K):
+                        rows[b, k] = log_prior[k]
+                    for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                        c = np.uint64(cell[v])
+                        for k in range(K):
+                            rows[b, k] += log_conf_t[c, k]
+                log_lik += _softmax_columns(rows, n, logits, top, total)
+                if store:
+                    for b in range(n):
+                        for k in range(K):
+                            resp[start + b, k] = rows[b, k]
+                if mode == _E_STEP:
+                    for b in range(n):
+                        task_ll[start + b] = top[b] - np.log(total[b])  # total holds 1 / sum
+                    continue
+            for b in range(n):
+                i = start + b
+                for k in range(K):
+                    class_counts[k] += rows[b, k]
+                for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    c = np.uint64(cell[v])
+                    for k in range(K):
+                        counts[c, k] += rows[b, k]
+        return log_lik
+
+    @_jit(parallel=False)
+    def _ds_chunks_serial(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
+                          class_counts, log_liks, mode):
+        for c in range(bounds.shape[0] - 1):
+            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
+
+    @_jit
+    def _ds_chunks_parallel(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
+                            class_counts, log_liks, mode):
+        for c in prange(bounds.shape[0] - 1):
+            log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
+
+    @_jit
+    def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts, zero):
+        """counts[j] (+)= the counts of worker j's votes; zeroed first when ``zero``."""
+        K = resp.shape[1]
+        for j in prange(worker_indptr.shape[0] - 1):
+            table = counts[j]
+            if zero:
+                table[:] = 0.0
+            for p in range(worker_indptr[j], worker_indptr[j + 1]):
+                r = resp[task[p]]
+                row = table[label[p]]
+                for k in range(K):
+                    row[k] += r[k]
+
+    @_jit(parallel=False)
+    def _ds_normalize_worker(counts, pseudo_t, j):
+        """In place: worker ``j``'s counts ``[j, a, k]`` (``a`` the answer) plus ``pseudo_t``,
+        normalized over ``a`` (uniform for a ``k`` without mass), floored at the smallest
+        positive float."""
+        K = counts.shape[2]
+        tiny = np.finfo(np.float64).tiny
+        for k in range(K):
+            total = 0.0
+            for a in range(K):
+                counts[j, a, k] += pseudo_t[a, k]
+                total += counts[j, a, k]
+            if total > 0:
+                for a in range(K):
+                    counts[j, a, k] = max(counts[j, a, k] / total, tiny)
+            else:
+                for a in range(K):
+                    counts[j, a, k] = 1.0 / K
+
+    @_jit(parallel=False)
+    def _ds_normalize_serial(counts, pseudo_t):
+        for j in range(counts.shape[0]):
+            _ds_normalize_worker(counts, pseudo_t, j)
+
+    @_jit
+    def _ds_normalize_parallel(counts, pseudo_t):
+        for j in prange(counts.shape[0]):
+            _ds_normalize_worker(counts, pseudo_t, j)

@@ -1,0 +1,102 @@
+"""The engine switch: both engines agree on every kernel and fit; numpy without numba."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
+from skcrowd.aggregation.kernels import (
+    BlockLayout,
+    ds_block_statistics,
+    ds_e_step,
+    ds_log_confusions,
+    ds_vote_share_counts,
+    glad_block_statistics,
+    glad_gradients,
+    glad_task_difficulties,
+    naive_soft_labels,
+    row_argmax,
+)
+
+from ._crowds import random_log_confusions, random_votes
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+def test_engines_agree_on_every_kernel(monkeypatch):
+    rng = np.random.default_rng(2)
+    votes = random_votes(rng, n_tasks=80, n_workers=9, K=4)
+    layout = BlockLayout(votes)
+    log_conf_t = random_log_confusions(rng, votes.n_workers, 4)
+    log_priors = np.log(rng.dirichlet(np.ones(4)))
+    abilities = rng.normal(1.0, 1.0, size=votes.n_workers)
+    log_betas = rng.normal(0.0, 0.5, size=votes.n_tasks)
+    resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
+    results = {}
+    for engine in ("numba", "numpy"):
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        results[engine] = [
+            *ds_block_statistics(layout, log_conf_t, log_priors,
+                                 resp=np.empty((votes.n_tasks, 4)))[:3],
+            *glad_block_statistics(layout, abilities, log_betas, log_priors),
+            *glad_task_difficulties(layout, abilities, log_priors),
+            *glad_gradients(layout, resp, abilities, log_betas),
+            ds_log_confusions(np.exp(log_conf_t), np.eye(4)),
+            naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors)),
+            row_argmax(np.round(resp, 1)),  # ties: the first largest entry
+            *ds_vote_share_counts(layout, np.exp(log_priors)),
+        ]
+    for a, b in zip(results["numba"], results["numpy"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+@pytest.mark.parametrize("model", [DawidSkene(tol=0, max_iter=15),
+                                   WeightedDawidSkene(tol=0, max_iter=15),
+                                   GLAD(tol=0, max_iter=15)], ids=type)
+def test_engines_agree_on_whole_fits(model, monkeypatch):
+    rng = np.random.default_rng(3)
+    votes = rng.integers(4, size=(120, 10))
+    votes[rng.random(votes.shape) < 0.6] = -1
+    fitted = {}
+    for engine in ("numba", "numpy"):
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        with pytest.warns(Warning):  # tol=0: ConvergenceWarning
+            m = model.fit(votes)
+        fitted[engine] = (m.predict_proba(votes), np.array(m.lower_bounds_),
+                          m.score_samples(votes))
+    for a, b in zip(fitted["numba"], fitted["numpy"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_numpy_engine_is_used_when_numba_cannot_be_imported():
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import numpy as np\n"
+        "from skcrowd.aggregation import DawidSkene, GLAD, kernels\n"
+        "votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)\n"
+        "print(kernels.ENGINE, DawidSkene().fit(votes).predict([[0, 1, 1]])[0],"
+        " GLAD().fit(votes).predict([[0, 1, 1]])[0])\n"
+    )
+    repo = Path(__file__).resolve().parents[3]
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["numpy", "0", "0"]
+
+
+@pytest.mark.parametrize("kernel", ["ds_e_step", "glad_task_difficulties", "row_argmax"])
+def test_one_switch_for_every_model(kernel, monkeypatch):
+    """Every model's kernels read the package's ENGINE at call time."""
+    layout = BlockLayout(random_votes(np.random.default_rng(0)))
+    call = {
+        "ds_e_step": lambda: ds_e_step(layout, random_log_confusions(
+            np.random.default_rng(1), layout.n_workers, 3), np.log(np.full(3, 1 / 3))),
+        "glad_task_difficulties": lambda: glad_task_difficulties(
+            layout, np.ones(layout.n_workers), np.log(np.full(3, 1 / 3))),
+        "row_argmax": lambda: row_argmax(np.eye(3)),
+    }[kernel]
+    monkeypatch.setattr(kernels, "ENGINE", "fortran")
+    with pytest.raises(ValueError, match=r"skcrowd\.aggregation\.kernels\.ENGINE must be"):
+        call()
