@@ -9,8 +9,10 @@ and an entry is a worker's label for a task or the ``missing_label`` marker.
 ``sklearn.mixture._base.BaseMixture``: ``fit`` calls ``fit_predict``, which
 runs ``n_init`` initializations of at most ``max_iter`` iterations and keeps
 the one with the best objective. Subclasses provide the model through
-``_statistics``, ``_m_step``, ``_e_step`` and ``_log_prior``; each
-E-step is one call of a per-block kernel (:mod:`.kernels`).
+``_statistics``, ``_m_step``, ``_e_step`` and ``_parameter_term`` (see
+:class:`BaseEM`, "Adding a model"); each E-step is one call of a per-block
+kernel (:mod:`.kernels`). The same driver runs MAP EM and mean-field
+variational Bayes.
 
 The votes come from a *source* (:mod:`skcrowd.backends`) of blocks of whole
 tasks: one block in memory, streamed blocks out of core, partitions of a Dask
@@ -259,15 +261,18 @@ def _argmax_labels(frame, classes):
 
 
 class BaseEM(BaseAggregator):
-    """EM driver of the latent-class aggregators (MAP estimation).
+    """EM driver of the latent-class aggregators (MAP EM or mean-field variational Bayes).
 
-    The objective is the log-likelihood of the votes, ``sum_i log p(votes of
-    task i)``, plus the log-density of the parameters' prior, divided by the
-    number of tasks. Each iteration is an M-step (parameters from the
-    statistics of the previous E-step) followed by an E-step (posteriors,
-    log-likelihood and statistics under the new parameters), so that
-    ``lower_bounds_[t]`` is the objective of the parameters of iteration
-    ``t``. Iterations stop when the objective changes by less than ``tol``.
+    The objective is ``(sum_i log p(votes of task i) + parameter term) /
+    n_tasks``: the E-step's log-likelihood of the votes plus the model's
+    parameter term (``_parameter_term``, plus each block's
+    ``_task_parameter_term`` for per-task parameters). For MAP EM the
+    parameter term is the log-density of the parameters' prior (up to a
+    constant). Each iteration is an M-step (parameters from the statistics of
+    the previous E-step) followed by an E-step (posteriors, log-likelihood and
+    statistics under the new parameters), so that ``lower_bounds_[t]`` is the
+    objective of the parameters of iteration ``t``. Iterations stop when the
+    objective changes by less than ``tol``.
 
     The E-step runs block by block on the votes' source: the per-worker
     parameters go to each block as the rows of its workers, and the M-step
@@ -276,6 +281,65 @@ class BaseEM(BaseAggregator):
     statistic tuples lives: ``"worker"`` (one row per worker), ``"task"``
     (one row per task, kept with the task's block; its M-step,
     ``_task_m_step``, runs there) or ``"shared"``.
+
+    Notes
+    -----
+    **Variational Bayes.** A mean-field VB model (``q(true classes)
+    q(parameters)``, as in MACE, Bayesian classifier combination or EBCC)
+    runs on the same driver. Its ``_m_step`` returns the variational
+    parameters (for instance Dirichlet posterior counts: prior plus expected
+    counts) together with the expected log-parameters ``E_q[log theta]`` that
+    its E-step kernels use in place of log-parameters. The E-step's
+    log-likelihood is then the sum over tasks of the log-normalizer ``log
+    sum_k exp(E_q[log p(true class k, votes of task i | theta)])``, and
+    ``_parameter_term`` returns ``-KL(q(parameters) || prior)``, so that the
+    objective is the evidence lower bound (ELBO) per task, which VB never
+    decreases. ``score_samples`` reports the second output of ``_posterior``:
+    a VB model says in its docstring what it gives there (the per-task
+    log-normalizer, or ``log p(votes of task i)`` at the posterior mean of the
+    parameters).
+
+    **Adding a model.**
+
+    - Kernels: one module ``skcrowd/aggregation/kernels/<model>.py`` whose
+      public functions take a :class:`~skcrowd.aggregation.kernels.BlockLayout`
+      and the parameters and return the block's statistics and
+      log-likelihood, the E-step fused with the statistics where possible
+      (like ``ds_block_statistics``). Each branches on ``_engine()`` (from
+      ``kernels._common``) at every call: a numpy path (always available,
+      vectorized over the votes with ``np.bincount`` or scipy.sparse) and a
+      numba path (``_jit``-compiled per-task or per-chunk bodies with a
+      ``*_serial`` and a ``*_parallel`` driver chosen by ``_parallel(n)``;
+      per-chunk count tables with ``_fused_chunks`` and
+      ``BlockLayout.chunk_bounds``). Re-export the public kernels from
+      ``kernels/__init__.py``: the package's one ``ENGINE`` switch then
+      selects numpy or numba for them as for every other model. Tests go in
+      ``tests/aggregation/kernels/test_<model>.py`` (hand-computed values,
+      both engines through the ``engine`` fixture) and the kernels join
+      ``test_engine.py``'s agreement test.
+    - Estimator: one module ``skcrowd/aggregation/_<model>.py`` with a
+      subclass of this class that sets ``_parameter_axes`` and
+      ``_statistic_axes`` and implements ``_statistics(layout, resp)`` (or
+      ``_initial_statistics``), ``_m_step(stats, params)``,
+      ``_e_step(layout, params, out=None)``, ``_parameter_term(params)``,
+      ``_set_fitted(params)``, ``_fitted_parameters()`` and
+      ``_posterior(layout, params, resp=None)``; optionally ``_soft_labels``
+      and ``_final_e_step``; with ``"task"`` parameters also
+      ``_task_m_step``, ``_task_parameter_term`` and ``_task_parameters``.
+      Hooks that see all the parameters see them in the order of
+      ``_parameter_axes``; ``_m_step``, ``_parameter_term``,
+      ``_set_fitted`` and ``_fitted_parameters`` see the ``"worker"`` and
+      ``"shared"`` entries only. Export the class in
+      ``skcrowd/aggregation/__init__.py`` and ``skcrowd/__init__.py``.
+    - Scale comes with the per-block design: the driver runs the same
+      ``_e_step`` on one block in memory, on streamed blocks out of core and
+      on the partitions of a Dask cluster, sums the ``"worker"`` and
+      ``"shared"`` statistics and keeps the ``"task"`` ones with their block.
+      A model only has to keep its block functions free of global state (the
+      estimator is cloned and pickled to the blocks) and, when ``_e_step``
+      gets ``out`` (the running per-worker sums of an out-of-core pass), add
+      its per-worker statistics into ``out`` in the order of
+      ``_statistic_axes`` instead of returning them.
     """
 
     _parameter_constraints: dict = {
@@ -293,7 +357,7 @@ class BaseEM(BaseAggregator):
     _statistic_axes = ("worker", "shared")
 
     # -- model interface ------------------------------------------------------
-    # Parameters passed to and returned by _m_step, _log_prior, _set_fitted and
+    # Parameters passed to and returned by _m_step, _parameter_term, _set_fitted and
     # _fitted_parameters are the "worker" and "shared" entries, in order; the
     # per-block hooks (_e_step, _posterior, _soft_labels, _final_e_step,
     # _task_parameters) get every entry, with the rows of the block's workers.
@@ -326,11 +390,12 @@ class BaseEM(BaseAggregator):
         """
 
     @abstractmethod
-    def _log_prior(self, params):
-        """Log-density of the parameters' prior, up to a constant."""
+    def _parameter_term(self, params):
+        """The parameters' term of the objective: the log-density of their prior, up to a
+        constant (MAP EM), or ``-KL(q(parameters) || prior)`` (variational Bayes)."""
 
-    def _task_log_prior(self, task_params):
-        """Log-density of a block's per-task parameters' prior, up to a constant."""
+    def _task_parameter_term(self, task_params):
+        """The term of a block's per-task parameters in the objective (as ``_parameter_term``)."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
@@ -427,8 +492,8 @@ class BaseEM(BaseAggregator):
         for init in range(1 if warm else self.n_init):
             if warm:
                 params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
-                stats, log_lik, task_prior = self._run_e_step(source, model, params, warm=True)
-                previous = (log_lik + self._log_prior(params) + task_prior) / n_tasks
+                stats, log_lik, task_term = self._run_e_step(source, model, params, warm=True)
+                previous = self._objective(params, log_lik, task_term, n_tasks)
             else:
                 stats = source.map_reduce(_initial_block, args=(model, random_state),
                                           stateful=True)
@@ -436,8 +501,8 @@ class BaseEM(BaseAggregator):
             lower_bounds, converged = [], False
             for n_iter in range(1, self.max_iter + 1):
                 params = self._m_step(_merge(self, stats), params)
-                stats, log_lik, task_prior = self._run_e_step(source, model, params)
-                lower_bound = (log_lik + self._log_prior(params) + task_prior) / n_tasks
+                stats, log_lik, task_term = self._run_e_step(source, model, params)
+                lower_bound = self._objective(params, log_lik, task_term, n_tasks)
                 lower_bounds.append(lower_bound)
                 change, previous = lower_bound - previous, lower_bound
                 if self.verbose >= 2:
@@ -492,12 +557,17 @@ class BaseEM(BaseAggregator):
                 tuple(p for p, a in zip(params, axes) if a == "shared"))
 
     def _run_e_step(self, source, model, params, warm=False):
-        """One E-step over the blocks: (summed statistics, log-likelihood, task log-prior)."""
+        """One E-step over the blocks: (summed statistics, log-likelihood, per-task parameters'
+        term of the objective)."""
         tables, shared = self._split_parameters(params)
         per_worker, other = source.map_reduce(_e_step_block, tables, (model, shared, warm),
                                               stateful=True)
-        *other, log_lik, task_prior = other
-        return (per_worker, tuple(other)), log_lik, task_prior
+        *other, log_lik, task_term = other
+        return (per_worker, tuple(other)), log_lik, task_term
+
+    def _objective(self, params, log_lik, task_term, n_tasks):
+        """Per-task objective of ``params``: MAP objective or ELBO (see the class docstring)."""
+        return (log_lik + self._parameter_term(params) + task_term) / n_tasks
 
     def _initial_responsibilities(self, layout, random_state, resp):
         """Fill ``resp``: naive soft labels (paper 002, algorithm 2 line 1; a task without votes
@@ -630,7 +700,8 @@ def _initial_block(block, tables, model, random_state, state):
 
 
 def _e_step_block(block, tables, model, shared, warm, state, out=None):
-    """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, prior), state).
+    """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, task term),
+    state).
 
     With ``out`` (running per-worker sums), the per-worker statistics are added into it and
     None is returned for them.
@@ -648,8 +719,8 @@ def _e_step_block(block, tables, model, shared, warm, state, out=None):
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
     if out is not None:
         per_worker = None
-    task_prior = model._task_log_prior(task_params) if task_params is not None else 0.0
-    return per_worker, (*shared_stats, log_lik, task_prior), (task_stats, task_params)
+    task_term = model._task_parameter_term(task_params) if task_params is not None else 0.0
+    return per_worker, (*shared_stats, log_lik, task_term), (task_stats, task_params)
 
 
 def _soft_label_block(block, tables, model, shared, state):

@@ -216,11 +216,11 @@ class GLAD(BaseEM):
                  st.difficulty_curvature)
         return stats, float(st.task_log_likelihood.sum())
 
-    def _log_prior(self, params):
+    def _parameter_term(self, params):
         abilities, _ = params
         return float(-0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2)
 
-    def _task_log_prior(self, task_params):
+    def _task_parameter_term(self, task_params):
         (log_betas,) = task_params
         return float(-0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2)
 
