@@ -40,9 +40,9 @@ class DawidSkene(BaseEM):
         from 1000 workers, K = 10, 5 votes per task; accuracies, activity and
         error structures varied) unsmoothed DS scores 0.04 to 0.15 below
         majority vote while ``s = 3`` scores -0.002 to +0.044 against it; on
-        the nine real datasets of ``/work/shared/data`` other than CIFAR-10N,
-        ``s = 3`` is within 0.01 of the best ``s`` in ``[0, 5]`` and 0.005 to
-        0.13 above majority vote.
+        nine real crowds of the project's shared data folder (CIFAR-10N
+        aside), ``s = 3`` is within 0.01 of the best ``s`` in ``[0, 5]`` and
+        0.005 to 0.13 above majority vote.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -198,7 +198,7 @@ class DawidSkene(BaseEM):
                                     worker_counts=None if out is None else out[0])
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
-    def _log_prior(self, params):
+    def _parameter_term(self, params):
         log_confusions_t, log_priors = params
         confusion_pc, prior_pc = self._pseudo_counts(len(log_priors))
         return float(np.einsum("jlk,kl->", log_confusions_t, confusion_pc)
