@@ -197,6 +197,19 @@ def _index_dtype(n):
     return np.int32 if n < np.iinfo(np.int32).max else np.int64
 
 
+def _log_priors(layout, log_class_priors, log_task_priors):
+    """The log-priors of a block's tasks as the kernels read them: ``(1, K)``, the shared
+    ``log_class_priors``, or ``(n_tasks, K)``, the ``log_task_priors`` that replace them
+    (a view of the caller's array when it is C-contiguous float64)."""
+    if log_task_priors is None:
+        return np.ascontiguousarray(log_class_priors, dtype=np.float64).reshape(1, -1)
+    shape = (layout.n_tasks, layout.n_classes)
+    if np.shape(log_task_priors) != shape:
+        raise ValueError(f"log_task_priors must have shape {shape} (n_tasks, n_classes), got "
+                         f"{np.shape(log_task_priors)}.")
+    return np.ascontiguousarray(log_task_priors, dtype=np.float64)
+
+
 def _out(resp, layout):
     shape = (layout.n_tasks, layout.n_classes)
     if resp is None:
@@ -348,16 +361,17 @@ if numba is not None:
     @_jit(parallel=False, inline="always", fastmath={"contract"})
     def _exp_nonpositive(x):
         """``exp(x)`` for ``x <= 0``, within 1e-15 relative (values below ``exp(-708)`` give
-        ``exp(-708)``, negligible next to the 1 of a softmax's largest term).
+        ``exp(-708)``, negligible next to the 1 of a softmax's largest term), and exactly 0
+        for ``x = -inf`` (a class that a per-task log-prior of ``-inf`` rules out).
 
         Straight-line arithmetic (Cody-Waite reduction to ``|r| <= ln(2) / 2``, then the degree
         13 Taylor polynomial of ``exp(r)``, whose remainder is below 2e-16, in fused
         multiply-adds) that the compiler vectorizes; libm's ``exp`` is one call per value, five
         times slower here.
         """
-        x = max(x, -708.0)
-        n = np.floor(x * _LOG2_E + 0.5)
-        r = (x - n * _LN2_HIGH) - n * _LN2_LOW
+        y = max(x, -708.0)
+        n = np.floor(y * _LOG2_E + 0.5)
+        r = (y - n * _LN2_HIGH) - n * _LN2_LOW
         p = 1.0 / 6227020800.0
         p = p * r + 1.0 / 479001600.0
         p = p * r + 1.0 / 39916800.0
@@ -372,7 +386,7 @@ if numba is not None:
         p = p * r + 0.5
         p = p * r + 1.0
         p = p * r + 1.0
-        return p * _pow2(np.int64(n))
+        return p * _pow2(np.int64(n)) if x > -np.inf else 0.0
 
     @_jit(parallel=False, inline="always", fastmath={"contract"})
     def _softmax_columns(rows, n, logits, top, total):

@@ -30,8 +30,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _normalize_log_rows, _out,
-                      _parallel, naive_soft_labels, numba)
+from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _normalize_log_rows,
+                      _out, _parallel, naive_soft_labels, numba)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
 _E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
@@ -51,7 +51,7 @@ class DSBlockStatistics(NamedTuple):
     """Sum over the block's tasks of ``log p(votes of task i)``."""
 
 
-def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
+def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task_priors=None):
     """Dawid-Skene E-step of a block: posteriors and per-task log-likelihoods.
 
     Parameters
@@ -66,14 +66,22 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
         ``log P(true class k)``.
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer (allocated when None).
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors ``log P(true class of task i = k)`` that replace
+        ``log_class_priors`` for the block's tasks, in the posteriors, the
+        log-likelihoods and the statistics (known tasks, a classifier's
+        predictions); ``-inf`` rules a class out: its posterior is exactly 0.
+        Every row needs a finite entry.
 
     Returns
     -------
     resp : ndarray of shape (n_tasks, K)
         ``P(true class k | votes of task i)``; a task without votes gets the
-        class priors.
+        class priors (its row of ``log_task_priors``, exponentiated).
     task_log_likelihood : ndarray of shape (n_tasks,)
-        ``log p(votes of task i)`` (0 for a task without votes).
+        ``log p(votes of task i)`` (0 for a task without votes); with
+        ``log_task_priors``, the log-sum-exp over ``k`` of the prior row plus
+        the votes' log-probabilities (a known task's ``log P(votes, its class)``).
 
     Examples
     --------
@@ -89,13 +97,13 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None):
     resp = _out(resp, layout)
     task_ll = np.empty(layout.n_tasks)
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
-    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     if _engine() == "numba":
         _ds_pass(layout, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1, resp,
-                 log_confusions_t, log_class_priors, task_ll)
+                 log_confusions_t, log_priors, task_ll)
         return resp, task_ll
     resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
-    resp += log_class_priors
+    resp += log_priors
     _normalize_log_rows(resp, task_ll)
     return resp, task_ll
 
@@ -182,7 +190,7 @@ def ds_vote_share_counts(layout, empty_row):
     n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
     if n_chunks:
         counts, class_counts, _ = _ds_pass(layout, _VOTE_SHARES, n_chunks, None,
-                                           log_class_priors=empty_row)
+                                           log_priors=empty_row.reshape(1, -1))
         return counts, class_counts
     resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row)
     return ds_worker_counts(layout, resp), resp.sum(axis=0)
@@ -237,11 +245,12 @@ def _ds_n_chunks(layout):
     return _fused_chunks(layout, layout.n_workers * K, 8 * K)
 
 
-def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_priors=None,
+def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=None,
              task_ll=None):
     """A numba pass over the block's tasks, in ``n_chunks`` chunks of equal vote counts.
 
-    ``mode`` and the arrays are those of ``_ds_chunk``; returns ``(worker_counts,
+    ``mode`` and the arrays are those of ``_ds_chunk`` (``log_priors``: ``(1, K)`` or
+    ``(n_tasks, K)``, see :func:`._common._log_priors`); returns ``(worker_counts,
     class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``).
     """
     K = layout.n_classes
@@ -252,10 +261,10 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_prio
     log_liks = np.empty(n_chunks)
     if log_confusions_t is None:  # typed placeholder: _COUNTS and _VOTE_SHARES do not read it
         log_confusions_t = np.zeros((1, 1, K))
-    if log_class_priors is None:
-        log_class_priors = np.zeros(K)
+    if log_priors is None:
+        log_priors = np.zeros((1, K))
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
-    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_class_priors,
+    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_priors,
            np.empty((0, K)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
            layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
@@ -266,7 +275,7 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_class_prio
 
 
 def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
-                        worker_counts=None):
+                        worker_counts=None, log_task_priors=None):
     """Dawid-Skene E-step of a block fused with its sufficient statistics.
 
     One call is everything an EM iteration needs from a block: the M-step
@@ -286,6 +295,12 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         (an EM iteration needs only the statistics).
     worker_counts : ndarray of shape (n_workers, K, K), default=None
         Counts to add this block's counts into (see :func:`ds_worker_counts`).
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors ``log P(true class of task i = k)`` that replace
+        ``log_class_priors`` for the block's tasks, in the posteriors, the
+        log-likelihoods and the statistics (known tasks, a classifier's
+        predictions); ``-inf`` rules a class out: its posterior is exactly 0.
+        Every row needs a finite entry.
 
     Returns
     -------
@@ -311,14 +326,15 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         counts, class_counts, log_lik = _ds_pass(
             layout, _FUSED, n_chunks, None if resp is None else _out(resp, layout),
             np.ascontiguousarray(log_confusions_t, dtype=np.float64),
-            np.ascontiguousarray(log_class_priors, dtype=np.float64),
+            _log_priors(layout, log_class_priors, log_task_priors),
         )
         if worker_counts is None:
             worker_counts = counts
         else:
             worker_counts += counts
     else:
-        posteriors, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp)
+        posteriors, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp,
+                                        log_task_priors=log_task_priors)
         worker_counts = ds_worker_counts(layout, posteriors, out=worker_counts)
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
     return DSBlockStatistics(
@@ -346,17 +362,20 @@ if numba is not None:
         - ``_FUSED``: E-step, its posteriors added into ``counts`` and ``class_counts``
           (zeroed first) and also stored in ``resp`` when it has rows;
         - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts;
-        - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior`` for a task without
-          votes) added into the zeroed counts.
+        - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior[0]`` for a task
+          without votes) added into the zeroed counts.
 
-        ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker, label,
-        class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
+        ``log_prior`` is ``(1, K)`` (every task's) or ``(n_tasks, K)`` (row ``i``: task
+        ``i``'s). ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker,
+        label, class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
         Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS`` and ``_VOTE_SHARES``).
 
         Every loop indexes with plain element loops and unsigned indices: no array views, no
         negative-index wrap-around (together 1.4 times faster than with them).
         """
-        K = log_prior.shape[0]
+        K = log_prior.shape[1]
+        per_task = log_prior.shape[0] > 1
+        empty_row = log_prior[0]
         B = _SOFTMAX_BATCH
         rows = np.empty((B, K))
         logits = np.empty((K, B))
@@ -380,12 +399,13 @@ if numba is not None:
                         rows[b, k] = 0.0
                     for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                         rows[b, np.uint64(cell[v]) % np.uint64(K)] += 1.0
-                    _counts_to_shares(rows, b, float(indptr[i + 1] - indptr[i]), log_prior)
+                    _counts_to_shares(rows, b, float(indptr[i + 1] - indptr[i]), empty_row)
             else:
                 for b in range(n):
                     i = start + b
+                    r = i if per_task else 0
                     for k in range(K):
-                        rows[b, k] = log_prior[k]
+                        rows[b, k] = log_prior[r, k]
                     for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                         c = np.uint64(cell[v])
                         for k in range(K):

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._common import _engine, _jit, _normalize_log_rows, _out, _parallel, numba
+from ._common import _engine, _jit, _log_priors, _normalize_log_rows, _out, _parallel, numba
 
 # Bounds and stopping rule of the per-task Newton search on log(beta).
 LOG_BETA_BOUND = 20.0
@@ -45,7 +45,8 @@ class GLADBlockStatistics(NamedTuple):
     """(n_tasks,): expected (Fisher) curvature of Q in each task's log(beta) (>= 0)."""
 
 
-def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, resp=None):
+def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, resp=None,
+                          log_task_priors=None):
     """GLAD E-step of a block fused with the gradient pieces of its M-step.
 
     Model (Whitehill et al., 2009, multiclass form): worker ``j`` answers task
@@ -69,6 +70,9 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     log_class_priors : ndarray of shape (K,)
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer.
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors that replace ``log_class_priors`` for the block's
+        tasks (see :func:`ds_e_step`); ``-inf`` rules a class out.
 
     Returns
     -------
@@ -88,7 +92,7 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     resp = _out(resp, layout)
     abilities = np.ascontiguousarray(abilities, dtype=np.float64)
     log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
-    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     task_ll = np.empty(layout.n_tasks)
     grad_b = np.empty(layout.n_tasks)
     curv_b = np.empty(layout.n_tasks)
@@ -99,14 +103,14 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
         parallel = _parallel(layout.n_votes)
         (_glad_e_step_parallel if parallel else _glad_e_step_serial)(
             layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
-            log_class_priors, resp, task_ll, grad_b, curv_b, per_vote,
+            log_priors, resp, task_ll, grad_b, curv_b, per_vote,
         )
         (_segment_sums_parallel if parallel else _segment_sums_serial)(
             indptr, per_vote, worker_sums)
         grad_a, curv_a = worker_sums
     else:
         grad_a, curv_a = _glad_e_step_numpy(
-            layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b, curv_b
+            layout, abilities, log_betas, log_priors, resp, task_ll, grad_b, curv_b
         )
     return GLADBlockStatistics(
         resp=resp,
@@ -136,8 +140,9 @@ def _glad_vote_terms(layout, abilities, log_betas):
     return (z, *_sigmoid_terms(z))
 
 
-def _glad_logits(layout, log_right, log_not_right, log_class_priors, logits):
-    """logits[i, k] = log P(true class k) + sum over task i's votes of log P(vote | k)."""
+def _glad_logits(layout, log_right, log_not_right, log_priors, logits):
+    """logits[i, k] = log P(true class k) + sum over task i's votes of log P(vote | k)
+    (``log_priors``: ``(1, K)`` or ``(n_tasks, K)``)."""
     K = layout.n_classes
     log_wrong = log_not_right - np.log(max(K - 1, 1))
     logits[:] = np.bincount(
@@ -145,13 +150,12 @@ def _glad_logits(layout, log_right, log_not_right, log_class_priors, logits):
         minlength=layout.n_tasks * K,
     ).reshape(layout.n_tasks, K)
     logits += np.bincount(layout.task, weights=log_wrong, minlength=layout.n_tasks)[:, None]
-    logits += log_class_priors
+    logits += log_priors
 
 
-def _glad_e_step_numpy(layout, abilities, log_betas, log_class_priors, resp, task_ll, grad_b,
-                       curv_b):
+def _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll, grad_b, curv_b):
     z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
-    _glad_logits(layout, log_right, log_not_right, log_class_priors, resp)
+    _glad_logits(layout, log_right, log_not_right, log_priors, resp)
     _normalize_log_rows(resp, task_ll)
     grad_a, curv_a, grad_b[:], curv_b[:] = _glad_gradients_numpy(
         layout, resp, z, sig, var, log_betas
@@ -206,7 +210,8 @@ def glad_gradients(layout, resp, abilities, log_betas):
     return _glad_gradients_numpy(layout, resp, z, sig, var, log_betas)
 
 
-def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None):
+def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None,
+                           log_task_priors=None):
     """MAP difficulty of every task of a block for fixed workers, and posteriors.
 
     For each task, maximizes over ``b = log(beta)``
@@ -227,6 +232,9 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
         Standard deviation of the Gaussian prior on ``log(beta)``.
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer.
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors that replace ``log_class_priors`` for the block's
+        tasks (see :func:`ds_e_step`); ``-inf`` rules a class out.
 
     Returns
     -------
@@ -249,16 +257,16 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     """
     resp = _out(resp, layout)
     abilities = np.ascontiguousarray(abilities, dtype=np.float64)
-    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     log_betas = np.zeros(layout.n_tasks)
     task_ll = np.empty(layout.n_tasks)
     if _engine() == "numba":
         parallel = _parallel(layout.n_votes)
         kernel = _glad_difficulties_parallel if parallel else _glad_difficulties_serial
-        kernel(layout.task_indptr, layout.worker, layout.label, abilities, log_class_priors,
+        kernel(layout.task_indptr, layout.worker, layout.label, abilities, log_priors,
                float(prior_scale), resp, log_betas, task_ll)
     else:
-        _glad_difficulties_numpy(layout, abilities, log_class_priors, float(prior_scale), resp,
+        _glad_difficulties_numpy(layout, abilities, log_priors, float(prior_scale), resp,
                                  log_betas, task_ll)
     return resp, log_betas, task_ll
 
@@ -269,12 +277,11 @@ def _newton_proposal(grad, hess, fisher, scale):
     return np.clip(step, -1.0, 1.0) * scale
 
 
-def _glad_profile_numpy(layout, abilities, log_class_priors, prior_scale, log_betas, logits,
-                        task_ll):
+def _glad_profile_numpy(layout, abilities, log_priors, prior_scale, log_betas, logits, task_ll):
     """Objective, gradient, curvature and Fisher curvature of every task's f(b)."""
     K = layout.n_classes
     z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
-    _glad_logits(layout, log_right, log_not_right, log_class_priors, logits)
+    _glad_logits(layout, log_right, log_not_right, log_priors, logits)
     _normalize_log_rows(logits, task_ll)
     n = layout.n_tasks
     S = np.bincount(layout.task, weights=sig * z, minlength=n)
@@ -290,11 +297,11 @@ def _glad_profile_numpy(layout, abilities, log_class_priors, prior_scale, log_be
     return f, grad, hess, U + inv_var
 
 
-def _glad_difficulties_numpy(layout, abilities, log_class_priors, prior_scale, resp, log_betas,
+def _glad_difficulties_numpy(layout, abilities, log_priors, prior_scale, resp, log_betas,
                              task_ll):
     n = layout.n_tasks
     f, grad, hess, fisher = _glad_profile_numpy(
-        layout, abilities, log_class_priors, prior_scale, log_betas, resp, task_ll
+        layout, abilities, log_priors, prior_scale, log_betas, resp, task_ll
     )
     scale = np.ones(n)
     active = np.ones(n, dtype=bool)
@@ -308,7 +315,7 @@ def _glad_difficulties_numpy(layout, abilities, log_class_priors, prior_scale, r
         trial = np.where(active, np.clip(log_betas + step, -LOG_BETA_BOUND, LOG_BETA_BOUND),
                          log_betas)
         f_t, g_t, h_t, fi_t = _glad_profile_numpy(
-            layout, abilities, log_class_priors, prior_scale, trial, trial_resp, trial_ll
+            layout, abilities, log_priors, prior_scale, trial, trial_resp, trial_ll
         )
         accept = active & (f_t >= f - 1e-12 * (1.0 + np.abs(f)))
         log_betas[accept] = trial[accept]
@@ -347,8 +354,9 @@ if numba is not None:
     @_jit(parallel=False)
     def _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas, log_prior,
                           resp, task_ll, grad_b, curv_b, per_vote):
-        """Posterior of task i, its log-likelihood and gradient pieces (per vote for workers)."""
-        K = log_prior.shape[0]
+        """Posterior of task i, its log-likelihood and gradient pieces (per vote for workers);
+        ``log_prior``: ``(1, K)`` or ``(n_tasks, K)`` (row ``i``: task ``i``'s)."""
+        K = log_prior.shape[1]
         log_km1 = np.log(max(K - 1, 1))
         row = resp[i]
         row[:] = 0.0
@@ -359,7 +367,8 @@ if numba is not None:
             lw -= log_km1
             row[label[v]] += lr - lw
             wrong_total += lw
-        task_ll[i] = _softmax_row(row, log_prior, wrong_total)
+        prior = log_prior[np.int64(i) if log_prior.shape[0] > 1 else np.int64(0)]
+        task_ll[i] = _softmax_row(row, prior, wrong_total)
         g = 0.0
         c = 0.0
         for v in range(indptr[i], indptr[i + 1]):
@@ -422,8 +431,9 @@ if numba is not None:
     @_jit(parallel=False)
     def _glad_difficulties_chunk(first, stop, indptr, worker, label, abilities, log_prior,
                                  prior_scale, resp, log_betas, task_ll):
-        """Safeguarded Newton search of the MAP log(beta) of tasks first..stop-1."""
-        K = log_prior.shape[0]
+        """Safeguarded Newton search of the MAP log(beta) of tasks first..stop-1
+        (``log_prior``: ``(1, K)`` or ``(n_tasks, K)``)."""
+        K = log_prior.shape[1]
         inv_var = 1.0 / (prior_scale * prior_scale)
         log_km1 = np.log(max(K - 1, 1))
         scratch = np.empty(K)
@@ -431,8 +441,9 @@ if numba is not None:
         for i in range(first, stop):
             start, end = indptr[i], indptr[i + 1]
             row = resp[i]
+            prior = log_prior[np.int64(i) if log_prior.shape[0] > 1 else np.int64(0)]
             b = 0.0
-            f, g, h, fi, ll = _glad_profile_task(start, end, worker, label, abilities, log_prior,
+            f, g, h, fi, ll = _glad_profile_task(start, end, worker, label, abilities, prior,
                                                  inv_var, log_km1, b, row, scratch)
             scale = 1.0
             for _ in range(_NEWTON_MAX_EVALS):
@@ -442,7 +453,7 @@ if numba is not None:
                     break
                 trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
                 f_t, g_t, h_t, fi_t, ll_t = _glad_profile_task(
-                    start, end, worker, label, abilities, log_prior, inv_var, log_km1, trial,
+                    start, end, worker, label, abilities, prior, inv_var, log_km1, trial,
                     trial_row, scratch)
                 if f_t >= f - 1e-12 * (1.0 + abs(f)):
                     b, f, g, h, fi, ll = trial, f_t, g_t, h_t, fi_t, ll_t

@@ -52,9 +52,11 @@ def test_naive_soft_labels_and_row_argmax_by_hand(engine):
 
 @pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
 def test_vectorized_exp_matches_numpy():
-    """The numba softmax's exp: 1e-15 relative from 0 down to -708, exp(-708) below."""
+    """The numba softmax's exp: 1e-15 relative from 0 down to -708, exp(-708) below, and
+    exactly 0 at -inf (a class a per-task log-prior rules out)."""
     x = np.concatenate([-np.geomspace(1e-12, 708, 400), [0.0, -0.5 * np.log(2), -708.0]])
     got = np.array([_common._exp_nonpositive(v) for v in x])
     np.testing.assert_allclose(got, np.exp(x), rtol=1e-15, atol=0)
-    below = np.array([_common._exp_nonpositive(v) for v in (-709.0, -1e4, -np.inf)])
+    below = np.array([_common._exp_nonpositive(v) for v in (-709.0, -1e4, -1e308)])
     np.testing.assert_array_equal(below, _common._exp_nonpositive(-708.0))
+    assert _common._exp_nonpositive(-np.inf) == 0.0

@@ -109,3 +109,76 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     counts, class_counts = ds_vote_share_counts(layout, np.exp(log_priors))
     np.testing.assert_allclose(counts, ds_worker_counts(layout, shares), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(class_counts, shares.sum(axis=0), rtol=1e-12)
+
+
+# -- per-task log-priors (known tasks, a classifier's predictions) ----------------------
+
+
+def test_ds_e_step_with_log_task_priors_by_hand(engine):
+    """Each task's prior row replaces the class priors; -inf gives exact zeros."""
+    layout = BlockLayout(check_votes(np.array([[0, 1], [0, 1], [-1, -1]]), n_classes=2))
+    conf = np.array([[[0.8, 0.2], [0.3, 0.7]], [[0.6, 0.4], [0.1, 0.9]]])
+    log_conf_t = np.log(conf).transpose(0, 2, 1).copy()
+    task_priors = np.array([[0.9, 0.1], [0.0, 1.0], [1.0, 0.0]])  # task 1 is known: class 1
+    with np.errstate(divide="ignore"):
+        log_task_priors = np.log(task_priors)
+    resp, ll = ds_e_step(layout, log_conf_t, np.log([0.5, 0.5]), log_task_priors=log_task_priors)
+    joint = np.array([0.9 * 0.8 * 0.4, 0.1 * 0.3 * 0.9])
+    np.testing.assert_allclose(resp[0], joint / joint.sum(), rtol=1e-12)
+    assert ll[0] == pytest.approx(np.log(joint.sum()), rel=1e-12)
+    np.testing.assert_array_equal(resp[1:], [[0.0, 1.0], [1.0, 0.0]])  # exactly, never NaN
+    assert ll[1] == pytest.approx(np.log(0.3 * 0.9), rel=1e-12)  # log P(votes, class 1)
+    assert ll[2] == 0.0  # no votes, known class: log 1
+    stats = ds_block_statistics(layout, log_conf_t, np.log([0.5, 0.5]), resp=np.empty((3, 2)),
+                                log_task_priors=log_task_priors)
+    np.testing.assert_array_equal(stats.resp, resp)
+    np.testing.assert_allclose(stats.class_counts, resp.sum(axis=0), rtol=1e-12)
+    # worker 0 said 0 on tasks 0 and 1: [j, l, k] counts the posteriors of their classes
+    np.testing.assert_allclose(stats.worker_counts[0, 0], resp[0] + resp[1], rtol=1e-12)
+    assert stats.log_likelihood == pytest.approx(ll.sum(), rel=1e-12)
+
+
+def test_ds_rows_equal_to_the_class_priors_change_nothing(engine):
+    rng = np.random.default_rng(8)
+    votes = random_votes(rng, n_tasks=50, n_workers=6, K=3)
+    layout = BlockLayout(votes)
+    log_conf_t = random_log_confusions(rng, votes.n_workers, 3)
+    log_priors = np.log(rng.dirichlet(np.ones(3)))
+    plain = ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((50, 3)))
+    rows = ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((50, 3)),
+                               log_task_priors=np.tile(log_priors, (50, 1)))
+    for a, b in zip(plain, rows):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"log_task_priors must have shape \(50, 3\)"):
+        ds_e_step(layout, log_conf_t, log_priors, log_task_priors=np.zeros((49, 3)))
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+@pytest.mark.parametrize("path", ["one chunk", "chunks", "worker order"])
+def test_numba_paths_keep_known_tasks_exact(path, monkeypatch):
+    """Every numba pass gives a known task's other classes exactly 0, as numpy does."""
+    rng = np.random.default_rng(7)
+    votes = random_votes(rng, n_tasks=600, n_workers=5, K=4, density=0.9)
+    layout = BlockLayout(votes)
+    log_conf_t = random_log_confusions(rng, votes.n_workers, 4)
+    log_task_priors = np.log(rng.dirichlet(np.ones(4), size=votes.n_tasks))
+    known = rng.random(votes.n_tasks) < 0.2
+    known[5] = True  # the task without votes
+    log_task_priors[known] = -np.inf
+    log_task_priors[known, 2] = np.log(0.3)
+    monkeypatch.setattr(kernels, "ENGINE", "numpy")
+    expected = ds_block_statistics(layout, log_conf_t, np.zeros(4), resp=np.empty((600, 4)),
+                                   log_task_priors=log_task_priors)
+    monkeypatch.setattr(kernels, "ENGINE", "numba")
+    if path != "one chunk":
+        monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 0)
+    if path == "worker order":
+        monkeypatch.setattr(_common, "_CHUNK_MEMORY", 1)
+        monkeypatch.setattr(_common, "_CACHE_BYTES", 1)
+    got = ds_block_statistics(layout, log_conf_t, np.zeros(4), resp=np.empty((600, 4)),
+                              log_task_priors=log_task_priors)
+    np.testing.assert_array_equal(got.resp[known], np.eye(4)[np.full(known.sum(), 2)])
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    resp, ll = ds_e_step(layout, log_conf_t, np.zeros(4), log_task_priors=log_task_priors)
+    np.testing.assert_array_equal(resp, got.resp)

@@ -34,6 +34,9 @@ def test_engines_agree_on_every_kernel(monkeypatch):
     abilities = rng.normal(1.0, 1.0, size=votes.n_workers)
     log_betas = rng.normal(0.0, 0.5, size=votes.n_tasks)
     resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
+    log_task_priors = np.log(rng.dirichlet(np.ones(4), size=votes.n_tasks))
+    log_task_priors[5::7] = -np.inf  # known tasks, task 5 (no votes) among them
+    log_task_priors[5::7, 1] = np.log(0.4)
     results = {}
     for engine in ("numba", "numpy"):
         monkeypatch.setattr(kernels, "ENGINE", engine)
@@ -47,6 +50,12 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors)),
             row_argmax(np.round(resp, 1)),  # ties: the first largest entry
             *ds_vote_share_counts(layout, np.exp(log_priors)),
+            *ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4)),
+                                 log_task_priors=log_task_priors)[:3],
+            *glad_block_statistics(layout, abilities, log_betas, log_priors,
+                                   log_task_priors=log_task_priors),
+            *glad_task_difficulties(layout, abilities, log_priors,
+                                    log_task_priors=log_task_priors),
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

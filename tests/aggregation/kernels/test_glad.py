@@ -45,3 +45,27 @@ def test_glad_difficulty_is_the_map(engine):
     objective = task_ll - 0.5 * log_betas**2
     assert np.all(objective >= best - 1e-9)
     assert log_betas[5] == 0.0  # no votes: the prior mode, beta = 1
+
+
+def test_glad_log_task_priors_by_hand(engine):
+    """A task's prior row replaces the class priors; -inf rules a class out exactly."""
+    layout = BlockLayout(check_votes(np.array([[0, 0, 1], [0, 0, 1], [-1, -1, -1]]),
+                                     n_classes=3))
+    alpha = np.array([1.0, 2.0, 0.5])
+    prior = np.array([0.2, 0.5, 0.3])
+    with np.errstate(divide="ignore"):
+        log_task_priors = np.log([prior, [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    st = glad_block_statistics(layout, alpha, np.zeros(3), np.log(np.ones(3) / 3),
+                               log_task_priors=log_task_priors)
+    right = 1 / (1 + np.exp(-alpha))
+    wrong = (1 - right) / 2
+    lik = np.array([np.prod(np.where(np.array([0, 0, 1]) == k, right, wrong)) for k in range(3)])
+    np.testing.assert_allclose(st.resp[0], prior * lik / (prior @ lik), rtol=1e-12)
+    np.testing.assert_array_equal(st.resp[1:], [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(st.task_log_likelihood, [np.log(prior @ lik), np.log(lik[1]), 0.0],
+                               rtol=1e-12, atol=1e-15)
+    resp, log_betas, ll = glad_task_difficulties(layout, alpha, np.log(np.ones(3) / 3),
+                                                 log_task_priors=log_task_priors)
+    np.testing.assert_array_equal(resp[1:], st.resp[1:])
+    assert np.all(np.isfinite(log_betas)) and np.all(np.isfinite(ll))
+    assert log_betas[2] == 0.0  # no votes: the prior's mode
