@@ -50,7 +50,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .metrics import _check_proba
-from .votes import check_votes
+from .votes import check_known_labels, check_votes
 
 __all__ = ["worker_report", "task_report", "spammer_score"]
 
@@ -205,36 +205,9 @@ def _read_votes(aggregator, votes, known, caller):
         )
     known_class = np.full(v.n_tasks, -1, dtype=np.int64)
     if known is not None:
-        if hasattr(known, "to_numpy"):
-            known = known.to_numpy()
-        known = np.asarray(known)
-        if known.ndim != 1 or len(known) != v.n_tasks:
-            raise ValueError(
-                f"known must hold one label per task (the missing marker {missing_label!r} "
-                f"where unknown): expected shape ({v.n_tasks},), got {known.shape}."
-            )
-        if known.dtype.kind in "fO" and missing_label is not None:
-            # None / NaN mark unknown tasks too, whatever the votes' marker
-            known = known.astype(object)
-            known[_is_na(known) | _is_marker(known, missing_label)] = None
-            missing_label = None
-        k = check_votes(known[:, None], missing_label=missing_label, classes=classes,
-                        allow_no_votes=True, name="known")
-        known_class[k.task] = k.label
+        known_class, _ = check_known_labels(known, v.n_tasks, missing_label=missing_label,
+                                            classes=classes, name="known")
     return v, proba, known_class
-
-
-def _is_na(values):
-    """None, NaN or pandas NA entries of an object array."""
-    pd = _pandas()
-    return np.frompyfunc(lambda x: x is None or x is pd.NA or (isinstance(x, float) and x != x),
-                         1, 1)(values).astype(bool)
-
-
-def _is_marker(values, marker):
-    """Entries of an object array equal to the missing marker (a string marks strings only)."""
-    return np.frompyfunc(lambda x: isinstance(x, str) == isinstance(marker, str) and x == marker,
-                         1, 1)(values).astype(bool)
 
 
 def _ids(votes, aggregator, axis):

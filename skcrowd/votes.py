@@ -12,6 +12,7 @@ The conversion happens once, at the boundary, in :func:`check_votes`.
 from __future__ import annotations
 
 import numbers
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,16 +142,20 @@ def _validate_missing_label(missing_label):
 
 
 def _position(mask_2d_or_rows, cols=None):
-    """Human-readable position of the first True entry."""
+    """Human-readable position of the first True entry (of a 1-D mask, or column -1: a task)."""
     if cols is None:
-        r, c = np.argwhere(mask_2d_or_rows)[0]
+        first = np.argwhere(mask_2d_or_rows)[0]
+        r, c = (first[0], -1) if len(first) == 1 else first
     else:
         r, c = mask_2d_or_rows, cols
+    if c < 0:
+        return f"task {int(r)}"
     return f"row (task) {int(r)}, column (worker) {int(c)}"
 
 
 def _dense_to_triplets(arr, missing_label, name):
-    """Split a dense 2-D array into (rows, cols, raw values) of observed entries."""
+    """Split a dense 2-D array into (rows, cols, raw values) of observed entries (a 1-D array:
+    one label per task, column -1)."""
     if arr.dtype.kind == "O":
         # pd.NA / None / NaN handling for object arrays.
         is_none = np.frompyfunc(lambda v: v is None, 1, 1)(arr).astype(bool)
@@ -203,6 +208,9 @@ def _dense_to_triplets(arr, missing_label, name):
             missing = np.zeros(arr.shape, dtype=bool)
     else:
         raise TypeError(f"{name} has unsupported dtype {arr.dtype}; expected labels.")
+    if arr.ndim == 1:
+        (rows,) = np.nonzero(~missing)
+        return rows, np.full(len(rows), -1), arr[rows]
     rows, cols = np.nonzero(~missing)
     return rows, cols, arr[rows, cols]
 
@@ -327,6 +335,78 @@ def _encode(values, rows, cols, classes, n_classes, name):
             return (np.cumsum(present) - 1)[offset], classes
     classes, idx = np.unique(values, return_inverse=True)
     return idx.astype(np.int64).ravel(), classes
+
+
+def check_known_labels(known, n_tasks, *, missing_label=-1, classes=None, n_classes=None,
+                       name="known", what="tasks"):
+    """Validate the known labels of tasks (control tasks, gold) and encode them.
+
+    Parameters
+    ----------
+    known : array-like of shape (n_tasks,)
+        The known label of each task, or ``missing_label`` where it is unknown;
+        ``None`` and ``NaN`` also mark unknown tasks in an object or float
+        array (or pandas Series, read by position).
+    n_tasks : int
+        Number of tasks.
+    missing_label : int, float, str or None, default=-1
+        Marker of an unknown task.
+    classes : array-like, default=None
+        Known classes: every label must be one of them.
+    n_classes : int, default=None
+        As in :func:`check_votes`: integer labels in ``range(n_classes)``.
+        When both are None, the classes are the sorted distinct known labels.
+    name : str, default="known"
+        Name of the argument in error messages.
+    what : str, default="tasks"
+        What the tasks are, in error messages (e.g. ``"tasks (rows of X)"``).
+
+    Returns
+    -------
+    known_class : ndarray of shape (n_tasks,), int64
+        Class index of each known task, -1 where unknown.
+    classes : ndarray
+        The classes of the indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.votes import check_known_labels
+    >>> known_class, classes = check_known_labels(["cat", None, "dog"], 3)
+    >>> known_class.tolist(), classes.tolist()
+    ([0, -1, 1], ['cat', 'dog'])
+    """
+    if hasattr(known, "to_numpy") and not hasattr(known, "columns"):  # Series: by position
+        known = known.to_numpy()
+    try:
+        arr = np.asarray(known)
+    except ValueError as exc:
+        raise ValueError(f"{name} could not be read as an array of labels: {exc}") from exc
+    expected = (f"{name} must hold one label per task ({missing_label!r} where unknown): "
+                f"expected shape ({n_tasks},) for the {n_tasks} {what}")
+    if arr.ndim != 1:
+        raise ValueError(f"{expected}, got a {arr.ndim}-D array of shape {arr.shape}.")
+    if len(arr) != n_tasks:
+        raise ValueError(f"{expected}, got {len(arr)} labels (shape {arr.shape}).")
+    if arr.dtype.kind in "fO" and missing_label is not None:
+        # None / NaN (and pandas NA) mark unknown tasks too, whatever the marker
+        arr = arr.astype(object)
+        is_na = np.frompyfunc(lambda v: v is None or (isinstance(v, float) and v != v)
+                              or _is_pandas_na(v), 1, 1)(arr).astype(bool)
+        arr[is_na | np.frompyfunc(lambda v: _equal_marker(v, missing_label), 1, 1)(arr)
+            .astype(bool)] = None
+        missing_label = None
+    rows, cols, values = _dense_to_triplets(arr, missing_label, name)
+    values = _normalize_values(np.asarray(values), rows, cols, name)
+    label, classes = _encode(values, rows, cols, classes, n_classes, name)
+    known_class = np.full(n_tasks, -1, dtype=np.int64)
+    known_class[rows] = label
+    return known_class, classes
+
+
+def _is_pandas_na(value):
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
 
 
 def _check_no_duplicate_entry(rows, cols, shape, name):

@@ -307,7 +307,7 @@ def test_bad_input_errors(report):
         report(ds, "votes.parquet")
     with pytest.raises(ValueError, match="one label per task .* expected shape \\(3,\\)"):
         report(ds, votes, known=[0, 1])
-    with pytest.raises(ValueError, match="known has label 7 at row \\(task\\) 1"):
+    with pytest.raises(ValueError, match="known has label 7 at task 1"):
         report(ds, votes, known=[0, 7, -1])
 
 

@@ -23,11 +23,13 @@ sources give the same model.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import sys
 import warnings
 import zlib
 from abc import ABCMeta, abstractmethod
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
@@ -38,8 +40,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
-from ..votes import check_votes
-from .kernels import naive_soft_labels, row_argmax
+from ..votes import _fmt, check_known_labels, check_votes
+from .kernels import BlockLayout, naive_soft_labels, row_argmax
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
@@ -331,6 +333,8 @@ class BaseEM(BaseAggregator):
       ``_set_fitted`` and ``_fitted_parameters`` see the ``"worker"`` and
       ``"shared"`` entries only. Export the class in
       ``skcrowd/aggregation/__init__.py`` and ``skcrowd/__init__.py``.
+    - Per-task priors (known tasks, ``task_prior``; see below): set
+      ``_supports_task_priors = True`` and follow "Per-task priors".
     - Scale comes with the per-block design: the driver runs the same
       ``_e_step`` on one block in memory, on streamed blocks out of core and
       on the partitions of a Dask cluster, sums the ``"worker"`` and
@@ -340,6 +344,55 @@ class BaseEM(BaseAggregator):
       gets ``out`` (the running per-worker sums of an out-of-core pass), add
       its per-worker statistics into ``out`` in the order of
       ``_statistic_axes`` instead of returning them.
+
+    **Per-task priors.** ``fit(X, y=None, *, task_prior=None)`` takes the
+    known labels of control tasks (``y``) and per-task prior probabilities
+    (``task_prior``); ``predict`` and ``predict_proba`` take ``task_prior``.
+    The driver turns them into one argument of the E-step, per block:
+    ``log_task_priors``, an ``(n_tasks, K)`` float64 array whose row ``i``
+    is task ``i``'s log-prior over the classes and takes the place of the
+    shared class log-priors for that task. A known task's row is ``-inf``
+    except at its label, which keeps its log class prior (or its
+    ``task_prior`` entry): its posterior is exactly one-hot, its
+    log-likelihood is ``log p(votes, label)``, so that the objective is
+    ``log p(votes, known labels)`` and EM stays exact (the class priors'
+    M-step counts the known tasks with their labels). Every row has a finite
+    entry. Without ``y`` and ``task_prior`` (or with no known task) the
+    argument is not passed at all, and nothing changes. A model supports
+    them with:
+
+    1. ``_supports_task_priors = True`` (otherwise ``fit`` with ``y`` or
+       ``task_prior`` raises a ValueError naming the model);
+    2. ``_class_log_priors(params)``: the ``(K,)`` vector its E-step adds to
+       every task's logits, from a block's full parameter tuple (``log
+       rho``; ``E_q[log rho]`` for VB; ``np.full(K, -np.log(K))`` for a
+       model without class priors);
+    3. the keyword-only argument ``log_task_priors=None`` on its per-block
+       hooks ``_e_step`` and ``_posterior``, and on ``_soft_labels``,
+       ``_final_e_step`` and ``_task_parameters`` where it overrides them,
+       handed on to its kernels (the driver passes it only when given);
+    4. the keyword-only argument ``log_task_priors=None`` on each E-step
+       kernel: when given, row ``i`` replaces the class log-priors of task
+       ``i`` in the posterior, the per-task log-likelihood (the log-sum-exp
+       of the prior row plus the votes' log-probabilities) and every
+       statistic computed from the posterior, on both engines.
+       ``kernels._common._log_priors(layout, log_class_priors,
+       log_task_priors)`` gives the ``(1, K)`` or ``(n_tasks, K)`` array to
+       read (numpy: add it, it broadcasts; numba: read row ``i if
+       shape[0] > 1 else 0``, as ``np.int64`` inside ``prange``). ``-inf``
+       must give exact zeros, never NaN: numpy's ``exp`` and the numba
+       ``_exp_nonpositive`` and ``_softmax_row`` do; a task without votes
+       gets its prior row.
+
+    Nothing else is needed: with known tasks and ``init="majority"``, EM
+    starts from the posteriors of the model fitted on the known tasks alone
+    (``_statistics`` on the known tasks' block with their one-hot labels,
+    ``_m_step``, then ``_posterior`` on every task), which the existing
+    hooks provide. Tests: add the model to the lists of
+    ``tests/aggregation/test_control_tasks.py`` and its kernels with
+    ``log_task_priors`` to ``test_engine.py``'s agreement test. Votes in
+    memory only: an out-of-core or Dask source raises a ValueError naming
+    the backend.
     """
 
     _parameter_constraints: dict = {
@@ -355,6 +408,7 @@ class BaseEM(BaseAggregator):
 
     _parameter_axes = ("worker", "shared")
     _statistic_axes = ("worker", "shared")
+    _supports_task_priors = False  # True once the model's E-step takes log_task_priors
 
     # -- model interface ------------------------------------------------------
     # Parameters passed to and returned by _m_step, _parameter_term, _set_fitted and
@@ -386,8 +440,15 @@ class BaseEM(BaseAggregator):
 
         ``out``: the running sums of the per-worker statistics of a pass over
         blocks numbered crowd-wide, to add this block's into (out of core);
-        the returned per-worker statistics are then ignored.
+        the returned per-worker statistics are then ignored. A model with
+        ``_supports_task_priors`` also takes the keyword ``log_task_priors``
+        (see the class docstring, "Per-task priors").
         """
+
+    def _class_log_priors(self, params):
+        """The ``(K,)`` log class priors that the E-step adds to every task's logits (for VB,
+        ``E_q[log rho]``), from a block's full parameter tuple (models with per-task priors)."""
+        raise NotImplementedError
 
     @abstractmethod
     def _parameter_term(self, params):
@@ -406,25 +467,26 @@ class BaseEM(BaseAggregator):
     def _fitted_parameters(self):
         """Parameters built from the fitted attributes (warm start, prediction)."""
 
-    def _task_parameters(self, layout, params):
-        """Per-task parameters of a block for fitted ``params`` (warm start)."""
+    def _task_parameters(self, layout, params, **priors):
+        """Per-task parameters of a block for fitted ``params`` (warm start); ``priors``: the
+        keyword ``log_task_priors`` when given (as for every per-block hook)."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
     def _posterior(self, layout, params, resp=None):
         """Posteriors and per-task log-likelihoods of a block under fitted ``params``."""
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, **priors):
         """The soft labels that ``predict_proba`` returns."""
-        return self._posterior(layout, params, resp)[0]
+        return self._posterior(layout, params, resp, **priors)[0]
 
-    def _final_e_step(self, layout, params):
+    def _final_e_step(self, layout, params, **priors):
         """Soft labels of fitted tasks (as ``predict_proba``), and per-task fitted attributes."""
-        return self._soft_labels(layout, params), {}
+        return self._soft_labels(layout, params, **priors), {}
 
     # -- fitting ----------------------------------------------------------------
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, task_prior=None):
         """Estimate the model with the EM algorithm.
 
         Parameters
@@ -436,31 +498,53 @@ class BaseEM(BaseAggregator):
             (columns ``task``, ``worker``, ``label``) in a parquet file or
             folder, a :class:`pyarrow.dataset.Dataset` (out of core) or a
             ``dask.dataframe.DataFrame`` (on Dask); see :ref:`scale`.
-        y : None
-            Ignored.
+        y : array-like of shape (n_tasks,) or pandas Series, default=None
+            Known labels of control tasks (gold, honeypots): the label of a
+            task whose answer is known, ``missing_label`` (or None / NaN in
+            an object or float array) where it is not. A known task keeps its
+            label during EM (its posterior is fixed to it), which anchors the
+            worker models. An array is read in the order of the tasks (rows
+            of a votes matrix); a pandas Series with a DataFrame ``X`` (or
+            long-format votes) is read by task, ``X.index`` (task ids), and a
+            task absent from its index is unknown. A known label that no
+            worker gave joins ``classes_``. Votes in memory only. See
+            :ref:`control_tasks`.
+        task_prior : array-like of shape (n_tasks, n_classes) or pandas DataFrame, default=None
+            Prior probabilities of each task's true class (columns in
+            ``classes_`` order, rows summing to one; zeros allowed), for
+            instance a classifier's out-of-fold ``predict_proba`` on the
+            tasks' features: it replaces the class priors for these tasks in
+            EM. A DataFrame with a DataFrame ``X`` (or long-format votes) is
+            read by task, its columns by class. Votes in memory only.
 
         Returns
         -------
         self : object
             The fitted aggregator.
         """
-        self.fit_predict(X, y)
+        self.fit_predict(X, y, task_prior=task_prior)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X, y=None, *, task_prior=None):
         """Estimate the model and return the aggregated label of each task.
 
         The result equals ``fit(X).predict(X)``: after the last iteration a
         final E-step computes the labels from the fitted attributes, exactly
-        as :meth:`predict` does.
+        as :meth:`predict` does. With known tasks (``y``) the final E-step
+        keeps their posteriors fixed too, so a known task gets its known
+        label (the other tasks get ``fit(X, y).predict(X)``); with
+        ``task_prior``, the labels are ``fit(X, task_prior=P).predict(X,
+        task_prior=P)``.
 
         Parameters
         ----------
         X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
             Votes, as in :meth:`fit`.
-        y : None
-            Ignored.
+        y : array-like of shape (n_tasks,) or pandas Series, default=None
+            Known labels of control tasks, as in :meth:`fit`.
+        task_prior : array-like of shape (n_tasks, n_classes) or pandas DataFrame, default=None
+            Per-task prior probabilities, as in :meth:`fit`.
 
         Returns
         -------
@@ -472,12 +556,72 @@ class BaseEM(BaseAggregator):
         warm = self.warm_start and hasattr(self, "converged_")
         source, owned = self._votes_source(X, reset=not warm)
         try:
-            return self._task_output(source, self._fit_source(source, warm), X)
+            source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
+            return self._task_output(source, self._fit_source(source, warm, priors), X)
         finally:
             if owned:
                 source.close()
 
-    def _fit_source(self, source, warm):
+    def _task_priors(self, source, X, y, task_prior, *, reset):
+        """The validated ``y`` and ``task_prior`` of the tasks of ``source``:
+        ``(source, _TaskPriors or None)``.
+
+        At ``reset``, known labels that no worker gave join ``classes_`` (the
+        votes' class indices are renumbered, giving a new source).
+        """
+        if y is None and task_prior is None:
+            return source, None
+        if not self._supports_task_priors:
+            raise ValueError(
+                f"{type(self).__name__} does not support known tasks (y) or task_prior; "
+                "DawidSkene, WeightedDawidSkene and GLAD do."
+            )
+        if not isinstance(source, MemoryVotes):
+            raise ValueError(
+                f"y (known tasks) and task_prior need the votes in memory; backend="
+                f"{self.backend!r} keeps them in a {type(source).__name__}. Pass "
+                "backend='memory' to read long-format votes into memory."
+            )
+        keys, what = _task_keys(source, X)
+        known = None
+        if y is not None:
+            y = _by_task(y, keys, "y", what)
+            known, y_classes = check_known_labels(
+                y, source.n_tasks, missing_label=self.missing_label,
+                classes=None if reset else self.classes_,
+                n_classes=self.n_classes if reset else None, name="y", what=what)
+            if reset:
+                source, known = self._add_known_classes(source, known, y_classes)
+        log_prior = None
+        if task_prior is not None:
+            log_prior = _check_task_prior(_by_task(task_prior, keys, "task_prior", what),
+                                          source.n_tasks, self.classes_, what, known)
+        return source, _TaskPriors.of(known, log_prior)
+
+    def _add_known_classes(self, source, known, y_classes):
+        """``classes_`` extended with the known labels (indices ``known`` in ``y_classes``)
+        that no worker gave: ``(source, known)`` renumbered in the new ``classes_``."""
+        is_known = known >= 0
+        if not is_known.any():
+            return source, known
+        classes = self.classes_
+        if (y_classes.dtype.kind in "US") != (classes.dtype.kind in "US"):
+            i = int(np.argmax(is_known))
+            raise ValueError(
+                f"y has label {_fmt(y_classes[known[i]])} at task {i}, of another type than "
+                f"the labels of the votes {classes.tolist()!r}."
+            )
+        union = np.union1d(classes, y_classes)
+        if len(union) > len(classes):
+            votes = source.block.votes
+            renumber = np.searchsorted(union, classes)
+            votes = dataclasses.replace(votes, label=renumber[votes.label], classes=union)
+            source = MemoryVotes(votes, worker_ids=source.worker_ids,
+                                 task_ids=source.task_ids())
+            self.classes_ = union
+        return source, np.where(is_known, np.searchsorted(union, y_classes)[known], -1)
+
+    def _fit_source(self, source, warm, priors=None):
         """EM on the blocks of ``source``; returns the labels of its tasks (array or dask).
 
         Per-worker parameters stay in the source's order of the workers
@@ -492,16 +636,18 @@ class BaseEM(BaseAggregator):
         for init in range(1 if warm else self.n_init):
             if warm:
                 params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
-                stats, log_lik, task_term = self._run_e_step(source, model, params, warm=True)
+                stats, log_lik, task_term = self._run_e_step(source, model, params, priors,
+                                                             warm=True)
                 previous = self._objective(params, log_lik, task_term, n_tasks)
             else:
-                stats = source.map_reduce(_initial_block, args=(model, random_state),
-                                          stateful=True)
+                tables, shared = self._known_task_parameters(source, model, priors)
+                stats = source.map_reduce(_initial_block, tables,
+                                          (model, random_state, priors, shared), stateful=True)
                 params, previous = None, -np.inf
             lower_bounds, converged = [], False
             for n_iter in range(1, self.max_iter + 1):
                 params = self._m_step(_merge(self, stats), params)
-                stats, log_lik, task_term = self._run_e_step(source, model, params)
+                stats, log_lik, task_term = self._run_e_step(source, model, params, priors)
                 lower_bound = self._objective(params, log_lik, task_term, n_tasks)
                 lower_bounds.append(lower_bound)
                 change, previous = lower_bound - previous, lower_bound
@@ -528,12 +674,29 @@ class BaseEM(BaseAggregator):
         tables, shared = self._split_parameters(params)
         self._set_fitted(self._reorder_workers(params, source.worker_order, inverse=True))
         if _is_distributed(source):  # per-task outputs stay on the cluster
-            return self._labels(source.map_tasks(_soft_label_block, tables, (model, shared),
-                                                 columns=self.classes_))
-        best_class, task_attributes = source.map_tasks(_final_block, tables, (model, shared))
+            return self._labels(source.map_tasks(_soft_label_block, tables,
+                                                 (model, shared, priors), columns=self.classes_))
+        best_class, task_attributes = source.map_tasks(_final_block, tables,
+                                                       (model, shared, priors))
         for name, value in task_attributes.items():
             setattr(self, name, value)
         return self.classes_[best_class]
+
+    def _known_task_parameters(self, source, model, priors):
+        """With known tasks and ``init="majority"``: the model fitted on the known tasks
+        alone, one M-step from their labels, as ``(per-worker tables, shared)``; else
+        ``((), None)``.
+
+        EM starts from the posteriors of every task under this model (see
+        :func:`_initial_block`): from the naive vote shares, EM follows a majority of
+        adversarial or class-swapping workers to a labelling that the known tasks alone cannot
+        undo. The model's prior keeps a worker without known tasks at its prior mode, so that
+        such workers weigh alike, as in majority vote.
+        """
+        if priors is None or priors.known_rows is None or self.init != "majority":
+            return (), None
+        stats = source.map_reduce(_known_task_block, args=(model, priors))
+        return self._split_parameters(self._m_step(_merge(self, stats), None))
 
     def _reorder_workers(self, params, order, inverse=False):
         """``params`` with the per-worker rows in ``order`` (or put back, ``inverse=True``)."""
@@ -556,12 +719,12 @@ class BaseEM(BaseAggregator):
         return (tuple(p for p, a in zip(params, axes) if a == "worker"),
                 tuple(p for p, a in zip(params, axes) if a == "shared"))
 
-    def _run_e_step(self, source, model, params, warm=False):
+    def _run_e_step(self, source, model, params, priors, warm=False):
         """One E-step over the blocks: (summed statistics, log-likelihood, per-task parameters'
         term of the objective)."""
         tables, shared = self._split_parameters(params)
-        per_worker, other = source.map_reduce(_e_step_block, tables, (model, shared, warm),
-                                              stateful=True)
+        per_worker, other = source.map_reduce(_e_step_block, tables,
+                                              (model, shared, warm, priors), stateful=True)
         *other, log_lik, task_term = other
         return (per_worker, tuple(other)), log_lik, task_term
 
@@ -581,29 +744,57 @@ class BaseEM(BaseAggregator):
 
     # -- prediction -------------------------------------------------------------
 
-    def _map_fitted(self, X, fn):
+    def _map_fitted(self, X, fn, task_prior=None):
         """``fn`` on the blocks of ``X`` under the fitted parameters: per-task output."""
         source, owned = self._votes_for_prediction(X)
         try:
+            _, priors = self._task_priors(source, X, None, task_prior, reset=False)
             params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
             tables, shared = self._split_parameters(params)
-            out = source.map_tasks(fn, tables, (clone(self), shared), columns=self.classes_)
+            out = source.map_tasks(fn, tables, (clone(self), shared, priors),
+                                   columns=self.classes_)
             return self._task_output(source, out, X)
         finally:
             if owned:
                 source.close()
 
-    def predict_proba(self, X):
+    def predict(self, X, *, task_prior=None):
+        """Aggregated label of each task.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, with the fitted workers.
+        task_prior : array-like of shape (n_tasks, n_classes) or pandas DataFrame, default=None
+            Prior probabilities of the true class of each task of ``X``, in
+            place of the class priors (see :meth:`fit`).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_tasks,), pandas or dask Series
+            The most probable class of each task, in ``classes_``; a Series
+            with ``X.index`` when ``X`` is a DataFrame, indexed by task id for
+            long-format votes.
+        """
+        return self._labels(self.predict_proba(X, task_prior=task_prior))
+
+    def predict_proba(self, X, *, task_prior=None):
         """Soft labels (posterior probability of each class) of each task.
 
         Worker models come from the fit, so ``X`` may hold new tasks voted on
         by the fitted workers; a task without votes gets the class priors.
+        Known labels given to ``fit`` (``y``) are not used here: on the
+        fitted tasks this is the model's own posterior given their votes,
+        which a control task's known label can be checked against.
 
         Parameters
         ----------
         X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
             Votes, with the fitted workers (as columns of a matrix, or as
             worker ids of long-format votes).
+        task_prior : array-like of shape (n_tasks, n_classes) or pandas DataFrame, default=None
+            Prior probabilities of the true class of each task of ``X``, in
+            place of the class priors (see :meth:`fit`).
 
         Returns
         -------
@@ -612,7 +803,7 @@ class BaseEM(BaseAggregator):
             gives a DataFrame with ``X.index`` and columns ``classes_``;
             long-format votes give one indexed by task id (lazy on Dask).
         """
-        return self._map_fitted(X, _soft_label_block)
+        return self._map_fitted(X, _soft_label_block, task_prior)
 
     def score_samples(self, X):
         """Log-likelihood of the votes of each task under the fitted model.
@@ -688,18 +879,55 @@ def _has_task_parameters(model):
     return "task" in model._parameter_axes
 
 
-def _initial_block(block, tables, model, random_state, state):
-    """Statistics of a block's initial responsibilities; the block keeps its per-task ones."""
+def _initial_block(block, tables, model, random_state, priors, shared, state):
+    """Statistics of a block's initial responsibilities; the block keeps its per-task ones.
+
+    With per-task priors, the initial responsibilities are multiplied by them (a known task
+    starts at its label); given parameters (``shared`` not None: the model fitted on the known
+    tasks, see ``BaseEM._known_task_parameters``), they are the posteriors under them.
+    """
     layout = block.layout
     if not isinstance(random_state, np.random.RandomState):  # a seed: one stream per block
         key = 0 if block.tasks is None else zlib.crc32(repr(block.tasks[0]).encode())
         random_state = np.random.RandomState([random_state, key])
-    per_worker, shared, task_stats = _split_statistics(
-        model, model._initial_statistics(layout, random_state))
+    if priors is None:
+        stats = model._initial_statistics(layout, random_state)
+    elif shared is not None:
+        params = _block_parameters(model, tables, shared)
+        resp = model._posterior(layout, params,
+                                **_prior_kwargs(model, priors, layout, params))[0]
+        stats = model._statistics(layout, resp)
+    else:
+        resp = np.empty((layout.n_tasks, layout.n_classes))
+        model._initial_responsibilities(layout, random_state, resp)
+        _weigh_by_priors(resp, _log_task_priors(model, priors, layout, None))
+        stats = model._statistics(layout, resp)
+    per_worker, shared, task_stats = _split_statistics(model, stats)
     return per_worker, shared, (task_stats, None)
 
 
-def _e_step_block(block, tables, model, shared, warm, state, out=None):
+def _known_task_block(block, tables, model, priors, state):
+    """Statistics of the known tasks of a block alone, their posteriors fixed to their labels."""
+    known = BlockLayout(block.votes.take_tasks(priors.known_rows))
+    resp = np.zeros((known.n_tasks, known.n_classes))
+    resp[np.arange(known.n_tasks), priors.known_classes] = 1.0
+    per_worker, shared, _ = _split_statistics(model, model._statistics(known, resp))
+    return per_worker, shared, None
+
+
+def _weigh_by_priors(resp, log_task_priors):
+    """In place: rows of ``resp`` times ``exp(log_task_priors)``, normalized (the prior alone
+    where the product vanishes)."""
+    weights = np.exp(log_task_priors - log_task_priors.max(axis=1, keepdims=True))
+    resp *= weights
+    total = resp.sum(axis=1, keepdims=True)
+    empty = total[:, 0] <= 0
+    resp[empty] = weights[empty]
+    total[empty] = weights[empty].sum(axis=1, keepdims=True)
+    resp /= total
+
+
+def _e_step_block(block, tables, model, shared, warm, priors, state, out=None):
     """A block's per-task M-step (if any) and E-step: (per-worker, shared + (ll, task term),
     state).
 
@@ -707,15 +935,20 @@ def _e_step_block(block, tables, model, shared, warm, state, out=None):
     None is returned for them.
     """
     layout = block.layout
+    prior_kwargs = {}
+    if priors is not None:
+        params = _block_parameters(model, tables, shared)
+        prior_kwargs["log_task_priors"] = _log_task_priors(model, priors, layout, params)
     task_params = None
     if _has_task_parameters(model):
         if warm:
-            task_params = model._task_parameters(layout, _block_parameters(model, tables, shared))
+            task_params = model._task_parameters(layout, _block_parameters(model, tables, shared),
+                                                 **prior_kwargs)
         else:
             task_stats, task_params = state
             task_params = model._task_m_step(task_stats, task_params)
     stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
-                                   out=out)
+                                   out=out, **prior_kwargs)
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
     if out is not None:
         per_worker = None
@@ -723,16 +956,161 @@ def _e_step_block(block, tables, model, shared, warm, state, out=None):
     return per_worker, (*shared_stats, log_lik, task_term), (task_stats, task_params)
 
 
-def _soft_label_block(block, tables, model, shared, state):
-    return model._soft_labels(block.layout, _block_parameters(model, tables, shared))
+def _soft_label_block(block, tables, model, shared, priors, state):
+    params = _block_parameters(model, tables, shared)
+    return model._soft_labels(block.layout, params,
+                              **_prior_kwargs(model, priors, block.layout, params))
 
 
-def _log_likelihood_block(block, tables, model, shared, state):
-    return model._posterior(block.layout, _block_parameters(model, tables, shared))[1]
+def _log_likelihood_block(block, tables, model, shared, priors, state):
+    params = _block_parameters(model, tables, shared)
+    return model._posterior(block.layout, params,
+                            **_prior_kwargs(model, priors, block.layout, params))[1]
 
 
-def _final_block(block, tables, model, shared, state):
+def _final_block(block, tables, model, shared, priors, state):
     """Most probable class of each fitted task of a block, and per-task fitted attributes."""
-    proba, task_attributes = model._final_e_step(block.layout,
-                                                 _block_parameters(model, tables, shared))
+    params = _block_parameters(model, tables, shared)
+    proba, task_attributes = model._final_e_step(
+        block.layout, params, **_prior_kwargs(model, priors, block.layout, params))
     return row_argmax(proba), task_attributes
+
+
+# -- per-task priors: known tasks and task_prior -------------------------------------------
+
+
+class _TaskPriors(NamedTuple):
+    """What a fit (or a prediction) knows of its tasks beside their votes, in task order."""
+
+    known_rows: np.ndarray | None
+    """Tasks whose label is known (None: no known task)."""
+    known_classes: np.ndarray | None
+    """Their class indices."""
+    log_prior: np.ndarray | None
+    """(n_tasks, K): log of ``task_prior`` (-inf for a zero), None when not given."""
+
+    @classmethod
+    def of(cls, known, log_prior):
+        """From the class index of each task (-1: unknown) and the log task priors; None when
+        neither tells anything (no known task, no prior): a plain fit."""
+        rows = None if known is None else np.flatnonzero(known >= 0)
+        if rows is not None and len(rows) == 0:
+            rows = None
+        if rows is None and log_prior is None:
+            return None
+        return cls(rows, None if rows is None else known[rows], log_prior)
+
+
+def _log_task_priors(model, priors, layout, params):
+    """The ``log_task_priors`` of a block's E-step: the task priors (or else the model's
+    class log-priors, 0 before the first M-step) with every class but a known task's label at
+    ``-inf``, the label keeping its log-prior (EM for a model whose known tasks' classes are
+    observed)."""
+    if priors.known_rows is None:
+        return priors.log_prior
+    out = layout.scratch("log_task_priors", (layout.n_tasks, layout.n_classes))
+    if priors.log_prior is not None:
+        out[:] = priors.log_prior
+    elif params is None:
+        out[:] = 0.0
+    else:
+        out[:] = model._class_log_priors(params)
+    rows, classes = priors.known_rows, priors.known_classes
+    kept = out[rows, classes]
+    out[rows] = -np.inf
+    out[rows, classes] = kept
+    return out
+
+
+def _prior_kwargs(model, priors, layout, params):
+    """``{"log_task_priors": ...}`` for a block's hooks, or ``{}`` without per-task priors."""
+    if priors is None:
+        return {}
+    return {"log_task_priors": _log_task_priors(model, priors, layout, params)}
+
+
+def _task_keys(source, X):
+    """The keys of the tasks of ``X`` that a pandas ``y`` / ``task_prior`` is read by (None:
+    by position), and how error messages name the tasks."""
+    ids = source.task_ids()
+    if ids is not None:
+        return ids, "tasks (task ids of X)"
+    return (X.index if _is_pandas_frame(X) else None), "tasks (rows of X)"
+
+
+def _by_task(values, keys, name, what):
+    """``values`` (a pandas Series or DataFrame) put in the order of the tasks ``keys``: a
+    Series task missing from its index is unknown (NaN); a DataFrame needs every task."""
+    if keys is None or not hasattr(values, "index") or not hasattr(values, "reindex"):
+        return values
+    import pandas as pd
+
+    keys = pd.Index(keys)
+    for index, whose in ((values.index, name), (keys, "X")):
+        if not index.is_unique:
+            raise ValueError(
+                f"{whose}'s index repeats task {_fmt(index[index.duplicated()][0])}, so {name} "
+                "cannot be matched to the tasks by index; give each task once, or pass "
+                f"{name} as an array in the order of the {what}."
+            )
+    foreign = ~values.index.isin(keys)
+    if foreign.any():
+        raise ValueError(
+            f"{name} is indexed by task, but its index holds {_fmt(values.index[foreign][0])}, "
+            f"which is not one of the {what}."
+        )
+    if hasattr(values, "columns"):
+        absent = ~keys.isin(values.index)
+        if absent.any():
+            raise ValueError(f"{name} has no row for task {_fmt(keys[absent][0])}; give a row "
+                             "for every task.")
+    return values.reindex(keys)
+
+
+def _check_task_prior(task_prior, n_tasks, classes, what, known):
+    """Log of the validated ``task_prior`` (n_tasks, K) in ``classes`` order (-inf for zeros)."""
+    K = len(classes)
+    if hasattr(task_prior, "columns"):  # DataFrame: columns are classes
+        columns = list(task_prior.columns)
+        order = [next((c for c in columns if _same_label(c, k)), None) for k in classes.tolist()]
+        if None in order or len(columns) != K:
+            raise ValueError(
+                f"task_prior's columns {columns!r} must be the classes {classes.tolist()!r} "
+                "(one column per class, in any order)."
+            )
+        task_prior = task_prior[order]
+    try:
+        prior = np.array(task_prior, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"task_prior must hold probabilities: {exc}") from exc
+    if prior.shape != (n_tasks, K):
+        raise ValueError(
+            f"task_prior must have shape (n_tasks, n_classes) = ({n_tasks}, {K}) for the "
+            f"{n_tasks} {what} and the classes {classes.tolist()!r}, got {prior.shape}."
+        )
+    bad = ~np.isfinite(prior) | (prior < 0)
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise ValueError(f"task_prior must hold probabilities, got {_fmt(prior[i, k])} at task "
+                         f"{i}, class {_fmt(classes[k])}.")
+    total = prior.sum(axis=1)
+    off = np.abs(total - 1.0) > 1e-5
+    if off.any():
+        i = int(np.argmax(off))
+        raise ValueError(f"task_prior's rows must sum to one; the row of task {i} sums to "
+                         f"{float(total[i]):.6g}.")
+    prior /= total[:, None]
+    if known is not None:
+        rows = np.flatnonzero(known >= 0)
+        ruled_out = prior[rows, known[rows]] <= 0
+        if ruled_out.any():
+            i = rows[np.argmax(ruled_out)]
+            raise ValueError(f"task_prior gives probability 0 to the known label "
+                             f"{_fmt(classes[known[i]])} of task {i} (y).")
+    with np.errstate(divide="ignore"):
+        return np.log(prior)
+
+
+def _same_label(column, label):
+    """Whether a DataFrame column names the class ``label`` (same value, str or not alike)."""
+    return isinstance(column, str) == isinstance(label, str) and column == label

@@ -168,6 +168,7 @@ class DawidSkene(BaseEM):
 
     # Parameters are (log_confusions_t, log_class_priors) with
     # log_confusions_t[j, l, k] = log P(worker j answers l | true class k).
+    _supports_task_priors = True
 
     def _pseudo_counts(self, K):
         """Dirichlet pseudo-counts ``[k, l]`` of confusion row ``k``, and of the class priors."""
@@ -192,10 +193,13 @@ class DawidSkene(BaseEM):
         priors = class_counts + prior_pc
         return confusions_t, safe_log(priors / priors.sum())
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        return params[1]
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         # the M-step needs the counts only: the posteriors are not stored
-        stats = ds_block_statistics(layout, *params,
-                                    worker_counts=None if out is None else out[0])
+        stats = ds_block_statistics(layout, *params, worker_counts=None if out is None else out[0],
+                                    log_task_priors=log_task_priors)
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
@@ -216,8 +220,8 @@ class DawidSkene(BaseEM):
             safe_log(self.class_priors_),
         )
 
-    def _posterior(self, layout, params, resp=None):
-        return ds_e_step(layout, *params, resp=resp)
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
+        return ds_e_step(layout, *params, resp=resp, log_task_priors=log_task_priors)
 
 
 class WeightedDawidSkene(DawidSkene):
@@ -228,7 +232,11 @@ class WeightedDawidSkene(DawidSkene):
     A.4, eq. 9): a vote for class ``k`` counts as the worker's estimated
     probability of recognizing class ``k``. A task without votes gets the
     class priors. ``score`` and ``score_samples`` are those of the fitted
-    Dawid-Skene model.
+    Dawid-Skene model. Known tasks and ``task_prior`` (see
+    :meth:`~DawidSkene.fit`) enter the Dawid-Skene fit; the soft labels are
+    then read as posteriors under the class priors that a task's prior
+    replaces: they are multiplied by ``task_prior / class_priors_`` (a known
+    task gets its label).
 
     Parameters
     ----------
@@ -286,14 +294,23 @@ class WeightedDawidSkene(DawidSkene):
     array([[0.459, 0.541]])
     """
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         log_confusions_t, log_priors = params
         K = layout.n_classes
         classes = np.arange(K)
         weights = np.exp(log_confusions_t[:, classes, classes])[layout.worker, layout.label]
         scores = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=weights,
                              minlength=layout.n_tasks * K).reshape(layout.n_tasks, K)
+        if log_task_priors is not None:
+            # read as posteriors under the class priors, which the task priors replace
+            ratio = log_task_priors - log_priors
+            scores *= np.exp(ratio - ratio.max(axis=1, keepdims=True))
         total = scores.sum(axis=1, keepdims=True)
         np.divide(scores, total, out=scores, where=total > 0)
-        scores[total[:, 0] <= 0] = np.exp(log_priors)
+        empty = total[:, 0] <= 0
+        if log_task_priors is None:
+            scores[empty] = np.exp(log_priors)
+        else:  # no votes, or votes only for classes the task prior rules out: the prior
+            rows = np.exp(log_task_priors[empty] - log_task_priors[empty].max(axis=1)[:, None])
+            scores[empty] = rows / rows.sum(axis=1, keepdims=True)
         return scores

@@ -186,6 +186,7 @@ class GLAD(BaseEM):
     # task's block (the per-task half of the M-step runs there).
     _parameter_axes = ("worker", "task", "shared")
     _statistic_axes = ("worker", "worker", "task", "task")
+    _supports_task_priors = True
 
     def _statistics(self, layout, resp):
         return glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
@@ -206,9 +207,12 @@ class GLAD(BaseEM):
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
         return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        return params[2]
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
-        st = glad_block_statistics(layout, *params, resp=resp)
+        st = glad_block_statistics(layout, *params, resp=resp, log_task_priors=log_task_priors)
         if out is not None:
             np.add(out[0], st.ability_gradient, out=out[0])
             np.add(out[1], st.ability_curvature, out=out[1])
@@ -232,18 +236,18 @@ class GLAD(BaseEM):
     def _fitted_parameters(self):
         return self.abilities_.copy(), safe_log(self.class_priors_)
 
-    def _difficulties(self, layout, params, resp=None):
+    def _difficulties(self, layout, params, resp=None, log_task_priors=None):
         abilities, _, log_priors = params
         return glad_task_difficulties(layout, abilities, log_priors, prior_scale=_LOG_BETA_SCALE,
-                                      resp=resp)
+                                      resp=resp, log_task_priors=log_task_priors)
 
-    def _task_parameters(self, layout, params):
-        return (self._difficulties(layout, params)[1],)
+    def _task_parameters(self, layout, params, *, log_task_priors=None):
+        return (self._difficulties(layout, params, log_task_priors=log_task_priors)[1],)
 
-    def _posterior(self, layout, params, resp=None):
-        resp, _, task_ll = self._difficulties(layout, params, resp)
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
+        resp, _, task_ll = self._difficulties(layout, params, resp, log_task_priors)
         return resp, task_ll
 
-    def _final_e_step(self, layout, params):
-        resp, log_betas, _ = self._difficulties(layout, params)
+    def _final_e_step(self, layout, params, *, log_task_priors=None):
+        resp, log_betas, _ = self._difficulties(layout, params, log_task_priors=log_task_priors)
         return resp, {"difficulties_": np.exp(-log_betas)}

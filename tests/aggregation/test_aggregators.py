@@ -75,8 +75,9 @@ def test_soft_labels_feed_a_pipeline_and_pandas_output(model, votes):
     frame = clone(model).set_output(transform="pandas").fit_transform(votes)
     assert list(frame.columns) == [f"{type(model).__name__.lower()}_{k}" for k in range(3)]
     np.testing.assert_allclose(frame.to_numpy(), clone(model).fit(votes).predict_proba(votes))
-    # soft labels as features of a downstream model
-    target = np.arange(60) % 2
+    # soft labels as features of a downstream model; its target reaches the aggregator too,
+    # as known labels (fit's y): here the majority vote
+    target = MajorityVote(random_state=0).fit_predict(votes)
     pipe = make_pipeline(clone(model), LogisticRegression()).fit(votes, target)
     assert pipe.predict(votes).shape == (60,)
 

@@ -1,0 +1,344 @@
+"""Control tasks (``fit(X, y=known)``) and per-task priors (``task_prior``) in the EM driver."""
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from sklearn.base import clone
+
+from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
+from skcrowd.datasets import simulate_annotators
+
+EM = [DawidSkene(), WeightedDawidSkene(), GLAD()]
+
+
+def ids(model):
+    return type(model).__name__
+
+
+@pytest.fixture(params=["numba", "numpy"])
+def engine(request, monkeypatch):
+    if request.param == "numba" and kernels.numba is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(kernels, "ENGINE", request.param)
+    return request.param
+
+
+def label_switched_crowd(seed, n_classes, n_tasks=1000, share_known=0.0):
+    """60 % of 30 workers adversarial (each relabels the classes by its own permutation without
+    fixed point), 5 votes per task: majority vote and unsupervised EM follow them."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(n_classes, size=n_tasks)
+    sim = simulate_annotators(truth, 30, adversarial=0.6, accuracy=(0.7, 0.9),
+                              votes_per_task=5, random_state=seed)
+    known = np.zeros(n_tasks, dtype=bool)
+    known[rng.choice(n_tasks, int(share_known * n_tasks), replace=False)] = True
+    return sim.votes, truth, known
+
+
+# -- the hand-computed case ------------------------------------------------------------
+
+
+def test_a_known_task_fixes_the_confusion_estimate_by_hand(engine):
+    """Two tasks, both voted 0 by worker 0 and 1 by worker 1; task 0 is known to be 0.
+
+    Without it the crowd is symmetric (posteriors 0.5). With it, EM (smoothing s = 1: pseudo
+    counts 1.5 on the diagonal, 0.5 off it, 0.5 per class prior) converges to the fixed point
+    r = P(task 1 is 0): the M-step gives rho_0 = (1.5 + r) / 3, worker 0's rows
+    [(2.5 + r), 0.5] / (3 + r) (true 0) and [1.5 - r, 1.5] / (3 - r) (true 1), worker 1's
+    [1.5, 1.5 + r] / (3 + r) and [0.5, 2.5 - r] / (3 - r); task 1's posterior is then
+    g(r) / (g(r) + g(-r)) with g(r) = (1.5 + r)**2 (2.5 + r) / (3 + r)**2.
+    """
+    X = np.array([[0, 1], [0, 1]])
+    unsupervised = DawidSkene(smoothing=1.0).fit(X)
+    np.testing.assert_allclose(unsupervised.predict_proba(X), 0.5)
+
+    def g(r):
+        return (1.5 + r) ** 2 * (2.5 + r) / (3 + r) ** 2
+
+    r = brentq(lambda r: g(r) / (g(r) + g(-r)) - r, 0.0, 1.0, xtol=1e-15)
+    ds = DawidSkene(smoothing=1.0, tol=0, max_iter=200)  # to the fixed point
+    with pytest.warns(Warning):  # tol=0: ConvergenceWarning
+        np.testing.assert_array_equal(ds.fit_predict(X, [0, -1]), [0, 0])
+    # predict_proba is the model's posterior given the votes alone: both tasks alike
+    np.testing.assert_allclose(ds.predict_proba(X), [[r, 1 - r]] * 2, rtol=1e-9)
+    np.testing.assert_allclose(ds.class_priors_, [(1.5 + r) / 3, (1.5 - r) / 3], rtol=1e-9)
+    np.testing.assert_allclose(ds.confusion_matrices_, [
+        [[(2.5 + r) / (3 + r), 0.5 / (3 + r)], [(1.5 - r) / (3 - r), 1.5 / (3 - r)]],
+        [[1.5 / (3 + r), (1.5 + r) / (3 + r)], [0.5 / (3 - r), (2.5 - r) / (3 - r)]],
+    ], rtol=1e-9)
+    assert r == pytest.approx(0.91129, abs=1e-5)
+
+
+# -- anchoring label-switched crowds ---------------------------------------------------
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("model", [DawidSkene(), GLAD()], ids=ids)
+def test_two_percent_known_tasks_undo_label_switching(model, n_classes):
+    """Unsupervised EM follows the adversarial majority; 2 % known tasks anchor it (accuracy
+    on the other tasks, mean of 3 crowds)."""
+    accuracy = {}
+    for share in (0.0, 0.02):
+        scores = []
+        for seed in range(3):
+            votes, truth, known = label_switched_crowd(seed, n_classes, share_known=share)
+            labels = clone(model).fit_predict(votes, np.where(known, truth, -1))
+            scores.append(np.mean(labels[~known] == truth[~known]))
+        accuracy[share] = np.mean(scores)
+    assert accuracy[0.0] < 0.6
+    assert accuracy[0.02] > 0.85
+
+
+def test_known_tasks_do_not_hurt_where_em_is_right():
+    votes, truth, known = label_switched_crowd(0, 4, share_known=0.05)  # K=4: EM is right
+    plain = DawidSkene().fit_predict(votes)
+    anchored = DawidSkene().fit_predict(votes, np.where(known, truth, -1))
+    assert np.mean(plain == truth) > 0.95
+    assert np.mean(anchored[~known] == truth[~known]) >= np.mean(plain[~known] == truth[~known])
+
+
+# -- what known tasks change, and what they do not -------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # GLAD: y vs votes
+@pytest.mark.parametrize("model", EM, ids=ids)
+def test_known_tasks_keep_their_label(model, engine, make_votes):
+    votes = make_votes(1, 80, 6, accuracy=0.7, empty_task=3)
+    rng = np.random.default_rng(0)
+    y = np.full(80, -1)
+    known = rng.choice(80, 12, replace=False)
+    y[known] = rng.integers(3, size=12)  # some disagree with the votes
+    y[3] = 2  # the task without votes
+    fitted = clone(model).fit(votes, y)
+    labels = clone(model).fit_predict(votes, y)
+    is_known = y >= 0
+    np.testing.assert_array_equal(labels[is_known], y[is_known])
+    # the other tasks: fit(X, y).predict(X); predict_proba is the posterior from the votes
+    np.testing.assert_array_equal(labels[~is_known], fitted.predict(votes)[~is_known])
+    proba = fitted.predict_proba(votes)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.any(proba[is_known].argmax(axis=1) != y[is_known])
+    if isinstance(model, GLAD):
+        assert np.all(np.isfinite(fitted.difficulties_))
+
+
+def test_objective_never_decreases_with_known_tasks():
+    votes, truth, known = label_switched_crowd(1, 3, n_tasks=400, share_known=0.05)
+    for init in ("majority", "random"):
+        ds = DawidSkene(init=init, random_state=0, tol=0, max_iter=40)
+        with pytest.warns(Warning):  # tol=0: ConvergenceWarning
+            ds.fit(votes, np.where(known, truth, -1))
+        assert np.all(np.diff(ds.lower_bounds_) >= -1e-12)
+
+
+def test_lower_bound_counts_the_known_labels_log_prior():
+    """The objective is log p(votes, known labels): a known task adds log rho_y + log p(votes |
+    y), so the fitted objective equals a recomputation from the fitted parameters."""
+    X = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]])
+    y = np.array([0, -1, 1, -1])
+    ds = DawidSkene(tol=1e-12, max_iter=500).fit(X, y)
+    conf, rho = ds.confusion_matrices_, ds.class_priors_
+    log_lik = 0.0
+    for i, row in enumerate(X):
+        joint = np.array([rho[k] * np.prod([conf[j, k, v] for j, v in enumerate(row) if v >= 0])
+                          for k in range(2)])
+        log_lik += np.log(joint[y[i]] if y[i] >= 0 else joint.sum())
+    s, K = ds.smoothing, 2
+    log_prior = (np.einsum("jkl,kl->", np.log(conf), s * (np.eye(K) + 1 / K))
+                 + np.sum(s / K * np.log(rho)))
+    assert ds.lower_bound_ == pytest.approx((log_lik + log_prior) / 4, rel=1e-9)
+
+
+def test_all_missing_y_is_a_plain_fit():
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]] * 5)
+    plain = DawidSkene().fit(votes)
+    for y in (np.full(20, -1), [None] * 20, np.full(20, np.nan)):
+        same = DawidSkene().fit(votes, y)
+        np.testing.assert_array_equal(same.lower_bounds_, plain.lower_bounds_)
+        np.testing.assert_array_equal(same.predict_proba(votes), plain.predict_proba(votes))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=5
+@pytest.mark.parametrize("model", EM, ids=ids)
+def test_warm_start_and_random_init_keep_known_tasks(model, make_votes):
+    votes = make_votes(2, 60, 6, accuracy=0.7, empty_task=0)
+    y = np.where(np.arange(60) % 6 == 0, (np.arange(60) // 6) % 3, -1)
+    warm = clone(model).set_params(warm_start=True, max_iter=5)
+    warm.fit(votes, y)
+    labels = warm.fit_predict(votes, y)
+    np.testing.assert_array_equal(labels[y >= 0], y[y >= 0])
+    random = clone(model).set_params(init="random", n_init=2, random_state=0)
+    np.testing.assert_array_equal(random.fit_predict(votes, y)[y >= 0], y[y >= 0])
+
+
+# -- formats of y, classes -------------------------------------------------------------
+
+
+def test_y_formats_give_the_same_fit():
+    pd = pytest.importorskip("pandas")
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1], [1, 1, -1]] * 4)
+    y = np.where(np.arange(20) % 4 == 0, np.arange(20) % 2, -1)
+    expected = DawidSkene().fit(votes, y).predict_proba(votes)
+    as_float = np.where(y >= 0, y, np.nan)
+    frame = pd.DataFrame(votes, index=[f"t{i}" for i in range(20)])
+    ordered = pd.Series(y, index=frame.index)
+    for X, known in [(votes, list(y)), (votes, as_float), (votes, y.astype(object)),
+                     (votes, np.where(y >= 0, y, None)), (votes, pd.Series(as_float)),
+                     (frame, ordered), (frame, ordered.iloc[::-1]),  # by index
+                     (frame, ordered[ordered >= 0])]:  # tasks absent from the index: unknown
+        got = DawidSkene().fit(X, known).predict_proba(X)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12)
+
+
+def test_string_labels_and_a_custom_marker():
+    names = np.array(["ant", "bee"])
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]] * 3)
+    as_strings = np.where(votes >= 0, names[np.maximum(votes, 0)], "?")
+    y = np.where(np.arange(12) % 3 == 0, np.arange(12) % 2, -1)
+    y_strings = np.where(y >= 0, names[np.maximum(y, 0)], "?")
+    ds = DawidSkene(missing_label="?")
+    labels = ds.fit_predict(as_strings, y_strings)
+    np.testing.assert_array_equal(labels, names[DawidSkene().fit_predict(votes, y)])
+    assert ds.classes_.tolist() == ["ant", "bee"]
+
+
+def test_a_known_label_no_worker_gave_joins_the_classes():
+    votes = np.array([[0, 2, 2], [2, 2, 0], [0, -1, 0], [2, 0, 2]] * 3)
+    y = np.full(12, -1)
+    y[[0, 5]] = 1  # class 1: known, never voted
+    ds = DawidSkene()
+    labels = ds.fit_predict(votes, y)
+    assert ds.classes_.tolist() == [0, 1, 2]
+    assert ds.confusion_matrices_.shape == (3, 3, 3)
+    np.testing.assert_array_equal(labels[[0, 5]], [1, 1])
+    # the votes keep their labels: the same model as with class 1 declared beforehand
+    declared = DawidSkene(n_classes=3).fit(votes, y)
+    np.testing.assert_allclose(ds.predict_proba(votes), declared.predict_proba(votes))
+    np.testing.assert_array_equal(ds.predict(votes), declared.predict(votes))
+
+
+def test_long_format_votes_in_memory_take_y_by_task_id(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]] * 3)
+    tasks, workers = np.nonzero(votes >= 0)
+    long = pd.DataFrame({"task": tasks + 100, "worker": workers, "label": votes[tasks, workers]})
+    long.to_parquet(tmp_path / "votes.parquet")
+    y = np.full(12, -1)
+    y[[0, 7]] = [1, 0]
+    gold = pd.Series([1, 0], index=[100, 107])
+    ds = DawidSkene(backend="memory")
+    labels = ds.fit_predict(tmp_path / "votes.parquet", gold)
+    np.testing.assert_array_equal(labels.loc[[100, 107]], [1, 0])
+    np.testing.assert_allclose(ds.predict_proba(tmp_path / "votes.parquet").to_numpy(),
+                               DawidSkene().fit(votes, y).predict_proba(votes), rtol=1e-12)
+    with pytest.raises(ValueError, match="need the votes in memory; backend='auto'"):
+        DawidSkene().fit(tmp_path / "votes.parquet", gold)
+
+
+# -- bad input -------------------------------------------------------------------------
+
+
+def test_bad_y_gets_a_clear_error():
+    pd = pytest.importorskip("pandas")
+    votes = np.array([[0, 1], [1, 1], [0, 0]])
+    ds = DawidSkene()
+    with pytest.raises(ValueError, match=r"expected shape \(3,\) for the 3 tasks .* got 2 labels"):
+        ds.fit(votes, [0, 1])
+    with pytest.raises(ValueError, match=r"1 label per task|got a 2-D array of shape \(3, 1\)"):
+        ds.fit(votes, [[0], [1], [0]])
+    with pytest.raises(ValueError, match="y has label 'cat' at task 1, of another type"):
+        ds.fit(votes, np.array([-1, "cat", -1], dtype=object))
+    with pytest.raises(ValueError, match="non-integer float label 0.5 at task 0"):
+        ds.fit(votes, [0.5, np.nan, 1])
+    with pytest.raises(ValueError, match="y has label 7 at task 1, outside range"):
+        DawidSkene(n_classes=2).fit(votes, [0, 7, -1])
+    frame = pd.DataFrame(votes, index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="its index holds 'z', which is not one of the tasks"):
+        ds.fit(frame, pd.Series([0, 1], index=["a", "z"]))
+    with pytest.raises(ValueError, match="X's index repeats task 'a'"):
+        ds.fit(frame.set_axis(["a", "a", "c"]), pd.Series([0], index=["a"]))
+    fitted = DawidSkene(warm_start=True).fit(votes)
+    with pytest.raises(ValueError, match="label 2 at task 0, which is not one of the known"):
+        fitted.fit(votes, [2, -1, -1])
+
+
+def test_models_without_task_priors_say_so():
+    class Plain(DawidSkene):
+        _supports_task_priors = False
+
+    with pytest.raises(ValueError, match="Plain does not support known tasks"):
+        Plain().fit(np.array([[0, 1], [1, 1]]), [0, -1])
+
+
+# -- per-task priors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", EM, ids=ids)
+def test_task_prior_replaces_the_class_priors(model, engine, make_votes):
+    votes = make_votes(3, 50, 5, accuracy=0.7, empty_task=4)
+    prior = np.random.default_rng(1).dirichlet(np.ones(3), size=50)
+    prior[10] = [0.0, 1.0, 0.0]
+    prior[4] = [0.2, 0.0, 0.8]  # no votes: gets its prior
+    fitted = clone(model).fit(votes, task_prior=prior)
+    labels = clone(model).fit_predict(votes, task_prior=prior)
+    np.testing.assert_array_equal(labels, fitted.predict(votes, task_prior=prior))
+    proba = fitted.predict_proba(votes, task_prior=prior)
+    np.testing.assert_allclose(proba[4], prior[4], rtol=1e-12)
+    np.testing.assert_array_equal(proba[10], [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    if isinstance(model, DawidSkene) and not isinstance(model, WeightedDawidSkene):
+        # the posterior is the prior times the votes' likelihood under the fitted workers
+        plain = fitted.predict_proba(votes) / fitted.class_priors_
+        expected = prior * plain / (prior * plain).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(proba, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_task_prior_with_known_tasks_and_as_a_frame():
+    pd = pytest.importorskip("pandas")
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]] * 3)
+    prior = np.tile([0.3, 0.7], (12, 1))
+    y = np.where(np.arange(12) % 4 == 0, 0, -1)
+    expected = DawidSkene().fit(votes, y, task_prior=prior)
+    assert np.all(expected.fit_predict(votes, y, task_prior=prior)[y == 0] == 0)
+    frame = pd.DataFrame(votes, index=[f"t{i}" for i in range(12)])
+    as_frame = pd.DataFrame(prior[:, ::-1], index=frame.index, columns=[1, 0]).iloc[::-1]
+    got = DawidSkene().fit(frame, pd.Series(y, index=frame.index), task_prior=as_frame)
+    np.testing.assert_allclose(got.predict_proba(frame).to_numpy(),
+                               expected.predict_proba(votes), rtol=1e-12)
+
+
+def test_task_prior_passes_through_a_pipeline():
+    from sklearn.pipeline import make_pipeline
+
+    votes = np.array([[0, 1, 1], [1, 1, 0], [0, -1, 0], [1, 0, 1]] * 3)
+    prior = np.random.default_rng(0).dirichlet(np.ones(2), size=12)
+    pipe = make_pipeline(DawidSkene()).fit(votes, dawidskene__task_prior=prior)
+    direct = DawidSkene().fit(votes, task_prior=prior)
+    np.testing.assert_array_equal(pipe[0].confusion_matrices_, direct.confusion_matrices_)
+
+
+def test_bad_task_prior_gets_a_clear_error():
+    pd = pytest.importorskip("pandas")
+    votes = np.array([[0, 1], [1, 1], [0, 0]])
+    ds = DawidSkene()
+    with pytest.raises(ValueError, match=r"= \(3, 2\) for the 3 tasks .* got \(3, 3\)"):
+        ds.fit(votes, task_prior=np.full((3, 3), 1 / 3))
+    with pytest.raises(ValueError, match="got -0.5 at task 1, class 0"):
+        ds.fit(votes, task_prior=[[0.5, 0.5], [-0.5, 1.5], [1, 0]])
+    with pytest.raises(ValueError, match="got nan at task 0, class 1"):
+        ds.fit(votes, task_prior=[[0.5, np.nan], [0.5, 0.5], [1, 0]])
+    with pytest.raises(ValueError, match="the row of task 2 sums to 0.9"):
+        ds.fit(votes, task_prior=[[0.5, 0.5], [0.5, 0.5], [0.6, 0.3]])
+    with pytest.raises(ValueError, match="probability 0 to the known label 1 of task 0"):
+        ds.fit(votes, [1, -1, -1], task_prior=[[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"columns \['a', 'b'\] must be the classes \[0, 1\]"):
+        ds.fit(votes, task_prior=pd.DataFrame(np.full((3, 2), 0.5), columns=["a", "b"]))
+    frame = pd.DataFrame(votes, index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="no row for task 'c'"):
+        ds.fit(frame, task_prior=pd.DataFrame(np.full((2, 2), 0.5), index=["a", "b"]))
+    with pytest.raises(ValueError, match="task_prior must hold probabilities"):
+        ds.fit(votes, task_prior=[["x", "y"]] * 3)
+    fitted = DawidSkene().fit(votes)
+    with pytest.raises(ValueError, match=r"\(2, 2\) for the 2 tasks"):
+        fitted.predict_proba(votes[:2], task_prior=np.full((3, 2), 0.5))
