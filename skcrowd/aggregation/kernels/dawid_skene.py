@@ -296,11 +296,8 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     worker_counts : ndarray of shape (n_workers, K, K), default=None
         Counts to add this block's counts into (see :func:`ds_worker_counts`).
     log_task_priors : ndarray of shape (n_tasks, K), default=None
-        Per-task log-priors ``log P(true class of task i = k)`` that replace
-        ``log_class_priors`` for the block's tasks, in the posteriors, the
-        log-likelihoods and the statistics (known tasks, a classifier's
-        predictions); ``-inf`` rules a class out: its posterior is exactly 0.
-        Every row needs a finite entry.
+        Per-task log-priors that replace ``log_class_priors`` (see
+        :func:`ds_e_step`); the statistics are those of the posteriors.
 
     Returns
     -------
