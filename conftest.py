@@ -15,6 +15,29 @@ def pytest_addoption(parser):
     )
 
 
+# Hypothesis profiles of the property-based tests (doc/reliability.rst): "ci" by default, few
+# examples in a fixed sequence (derandomized: CI never fails at random); "slow" with --runslow,
+# many fresh random examples per property. --hypothesis-profile NAME picks one explicitly.
+HYPOTHESIS_PROFILES = {
+    "ci": dict(max_examples=25, deadline=None, derandomize=True, print_blob=True,
+               suppress_health_check=["too_slow", "data_too_large"]),
+    "slow": dict(max_examples=300, deadline=None, print_blob=True,
+                 suppress_health_check=["too_slow", "data_too_large"]),
+}
+
+
+def pytest_configure(config):
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # hypothesis is in the test extra; without it the property tests skip
+        return
+    for name, options in HYPOTHESIS_PROFILES.items():
+        checks = [HealthCheck[c] for c in options.get("suppress_health_check", ())]
+        settings.register_profile(name, **{**options, "suppress_health_check": checks})
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile("slow" if config.getoption("--runslow") else "ci")
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--runslow"):
         return

@@ -18,7 +18,8 @@ default 50) with convergence checks off, in its own child process, whose peak re
   ``GLAD(n_iter=iters, tol=-inf)`` on a pandas frame ``task, worker, label`` (crowd-kit stops
   when the loss *change* is below ``tol``, a decrease included, so ``tol=0`` can stop after two
   iterations; ``-inf`` never stops early), run with
-  ``--competitor-python`` (default ``/tmp/benchenv/bin/python``). crowd-kit GLAD only up to
+  ``--competitor-python`` (a virtual environment holding crowd-kit, peerannot and cleanlab).
+  crowd-kit GLAD only up to
   ``--max-crowdkit-glad`` votes (default 1e5; it takes over 1200 s at 1e6).
 - ``peerannot-ds`` / ``peerannot-glad``: peerannot's ``DawidSkene(answers, n_workers,
   n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K, n_workers=W,

@@ -2,10 +2,10 @@
 
 Synthetic crowd (K=10 classes, 5 votes per task, n_votes / 100 workers, so 1e6 workers at 1e8
 votes; worker activity is Zipf-like and worker ids are shuffled, so busy workers are not numbered
-first). The votes are generated streaming into a task-sorted parquet file under /tmp (never
-holding all votes in memory), then every (size, path) pair runs in its own child process, whose
-peak resident memory (``ru_maxrss``; for Dask the client plus every Dask worker process) is
-reported with the seconds per EM iteration.
+first). The votes are generated streaming into a task-sorted parquet file in the system's
+temporary folder (never holding all votes in memory), then every (size, path) pair runs in its
+own child process, whose peak resident memory (``ru_maxrss``; for Dask the client plus every
+Dask worker process) is reported with the seconds per EM iteration.
 
 Seconds per iteration: the median time between the per-iteration lines that ``verbose=2``
 prints (one M-step + E-step each) in a fit of ``--iters`` iterations; set-up (reading, encoding,
@@ -13,7 +13,7 @@ partitioning, the initial statistics) and the final labels are printed apart.
 
 Usage::
 
-    python benchmarks/scale.py generate --votes 1e7     # /tmp/skcrowd-scale/votes-1e7.parquet
+    python benchmarks/scale.py generate --votes 1e7     # <temp>/skcrowd-scale/votes-1e7.parquet
     python benchmarks/scale.py run --votes 1e7 --path dask --cluster threads   # one measurement
     python benchmarks/scale.py table --votes 1e6 1e7 5e7 1e8    # each one in a child process
     python benchmarks/scale.py tables --votes 1e7       # worker numbering, float32 tables
@@ -34,13 +34,15 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-DATA_DIR = Path(os.environ.get("SKCROWD_SCALE_DIR", "/tmp/skcrowd-scale"))
+DATA_DIR = Path(os.environ.get("SKCROWD_SCALE_DIR",
+                               Path(tempfile.gettempdir()) / "skcrowd-scale"))
 N_CLASSES = 10
 VOTES_PER_TASK = 5
 TASKS_PER_CHUNK = 1_000_000  # generator chunk: 5e6 votes in memory at a time

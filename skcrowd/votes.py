@@ -153,33 +153,43 @@ def _position(mask_2d_or_rows, cols=None):
     return f"row (task) {int(r)}, column (worker) {int(c)}"
 
 
-def _dense_to_triplets(arr, missing_label, name):
+def _none_and_nan(arr):
+    """Masks of the None / pandas NA and of the float NaN entries of an object array."""
+    is_none = np.frompyfunc(lambda v: v is None, 1, 1)(arr).astype(bool)
+    is_nan = np.frompyfunc(
+        lambda v: isinstance(v, float) and v != v, 1, 1  # noqa: PLR0124 (NaN test)
+    )(arr).astype(bool)
+    try:
+        import pandas as pd
+
+        is_none |= np.frompyfunc(lambda v: v is pd.NA or v is pd.NaT, 1, 1)(arr).astype(bool)
+    except ImportError:  # pragma: no cover - pandas absent
+        pass
+    return is_none, is_nan
+
+
+def _dense_to_triplets(arr, missing_label, name, hidden=None):
     """Split a dense 2-D array into (rows, cols, raw values) of observed entries (a 1-D array:
-    one label per task, column -1)."""
+    one label per task, column -1).
+
+    ``hidden`` (bool, optional): entries missing whatever they hold (a masked array's mask).
+    """
+    visible = np.ones(arr.shape, dtype=bool) if hidden is None else ~hidden
     if arr.dtype.kind == "O":
         # pd.NA / None / NaN handling for object arrays.
-        is_none = np.frompyfunc(lambda v: v is None, 1, 1)(arr).astype(bool)
-        is_nan = np.frompyfunc(
-            lambda v: isinstance(v, float) and v != v, 1, 1  # noqa: PLR0124 (NaN test)
-        )(arr).astype(bool)
-        try:
-            import pandas as pd
-
-            is_na = np.frompyfunc(lambda v: v is pd.NA or v is pd.NaT, 1, 1)(arr).astype(bool)
-        except ImportError:  # pragma: no cover - pandas absent
-            is_na = np.zeros(arr.shape, dtype=bool)
+        is_none, is_nan = _none_and_nan(arr)
         if missing_label is None or _is_nan_marker(missing_label):
-            missing = is_none | is_nan | is_na
+            missing = is_none | is_nan
         else:
-            bad = is_none | is_na
-            if bad.any():
+            if (is_none & visible).any():
                 raise ValueError(
-                    f"{name} contains None/NA at {_position(bad)} but missing_label="
-                    f"{missing_label!r}; pass missing_label=None to treat None as missing."
+                    f"{name} contains None/NA at {_position(is_none & visible)} but "
+                    f"missing_label={missing_label!r}; pass missing_label=None to treat None as "
+                    "missing."
                 )
-            if is_nan.any():
+            if (is_nan & visible).any():
                 raise ValueError(
-                    f"{name} contains NaN at {_position(is_nan)} but missing_label="
+                    f"{name} contains NaN at {_position(is_nan & visible)} but missing_label="
                     f"{missing_label!r}; pass missing_label=np.nan to treat NaN as missing."
                 )
             missing = np.frompyfunc(lambda v: _equal_marker(v, missing_label), 1, 1)(
@@ -190,29 +200,65 @@ def _dense_to_triplets(arr, missing_label, name):
         if _is_nan_marker(missing_label) or missing_label is None:
             missing = nan
         else:
-            if nan.any():
+            if (nan & visible).any():
                 raise ValueError(
-                    f"{name} contains NaN at {_position(nan)} but missing_label="
+                    f"{name} contains NaN at {_position(nan & visible)} but missing_label="
                     f"{missing_label!r}; pass missing_label=np.nan to treat NaN as missing."
                 )
             missing = arr == missing_label
     elif arr.dtype.kind in "iub":
-        if missing_label is None or _is_nan_marker(missing_label) or isinstance(missing_label, str):
-            missing = np.zeros(arr.shape, dtype=bool)
+        no_marker = missing_label is None or _is_nan_marker(missing_label) \
+            or isinstance(missing_label, str)
+        if no_marker or (arr.dtype.kind == "b") != isinstance(missing_label, (bool, np.bool_)):
+            missing = np.zeros(arr.shape, dtype=bool)  # True is not the marker 1, nor 1 True
         else:
             missing = arr == missing_label
     elif arr.dtype.kind in "USa":
         if isinstance(missing_label, str):
             missing = arr == missing_label
         else:
+            _check_no_marker_text(arr, missing_label, name)
             missing = np.zeros(arr.shape, dtype=bool)
     else:
         raise TypeError(f"{name} has unsupported dtype {arr.dtype}; expected labels.")
     if arr.ndim == 1:
-        (rows,) = np.nonzero(~missing)
+        (rows,) = np.nonzero(~missing & visible)
         return rows, np.full(len(rows), -1), arr[rows]
-    rows, cols = np.nonzero(~missing)
+    rows, cols = np.nonzero(~missing & visible)
     return rows, cols, arr[rows, cols]
+
+
+def _as_array(data):
+    """``np.asarray(data)``, except that a list mixing strings and other values stays an object
+    array: numpy would turn ``[0, "a"]`` into strings, making label ``-1`` a vote and ids ``0``
+    and ``"0"`` one task."""
+    arr = np.asarray(data)
+    if arr.dtype.kind in "US" and not isinstance(data, np.ndarray):
+        items = np.asarray(data, dtype=object)
+        kind = str if arr.dtype.kind == "U" else bytes
+        if items.shape == arr.shape and not all(isinstance(x, kind) for x in items.flat):
+            return items
+    return arr
+
+
+def _check_no_marker_text(arr, missing_label, name):
+    """Raise if a string array holds the text of a non-string ``missing_label`` ("-1", "nan").
+
+    numpy turns a list mixing strings with numbers or NaN into strings: the missing markers
+    would become the labels "-1" or "nan".
+    """
+    if arr.dtype.kind != "U":
+        return
+    nan_like = missing_label is None or _is_nan_marker(missing_label)
+    texts = ["nan", "None"] if nan_like else [str(missing_label)]
+    found = np.isin(arr, texts)
+    if found.any():
+        raise ValueError(
+            f"{name} holds the string {_fmt(arr[found][0])} at {_position(found)} where "
+            f"missing_label={missing_label!r} is not a string: numpy turned numbers or NaN mixed "
+            "with strings into text. Pass an object array (np.array(votes, dtype=object)) or "
+            "a string missing_label."
+        )
 
 
 def _fmt(value):
@@ -221,8 +267,10 @@ def _fmt(value):
 
 
 def _equal_marker(v, marker):
-    if isinstance(v, str) != isinstance(marker, str):
-        return False
+    """Whether the entry ``v`` is the missing marker: of its type (True is not the marker 1)."""
+    for kind in (str, (bool, np.bool_)):
+        if isinstance(v, kind) != isinstance(marker, kind):
+            return False
     try:
         return bool(v == marker)
     except Exception:  # pragma: no cover - exotic objects
@@ -245,14 +293,22 @@ def _normalize_values(values, rows, cols, name):
         is_bool = np.frompyfunc(lambda v: isinstance(v, (bool, np.bool_)), 1, 1)(values).astype(
             bool
         )
-        if is_str.any() and (is_num | is_bool).any():
-            i_s, i_n = np.argmax(is_str), np.argmax(is_num | is_bool)
-            raise TypeError(
-                f"{name} mixes label types: {_fmt(values[i_s])} (str) at "
-                f"{_position(rows[i_s], cols[i_s])} and {_fmt(values[i_n])} "
-                f"({type(values[i_n]).__name__}) at {_position(rows[i_n], cols[i_n])}. "
-                "Use one type for all labels."
-            )
+        # str, bool and numbers never mix: True would become the class 1, 1 the class "1"
+        for first, second in ((is_str, is_num | is_bool), (is_bool, is_num)):
+            if first.any() and second.any():
+                i_s, i_n = np.argmax(first), np.argmax(second)
+                raise TypeError(
+                    f"{name} mixes label types: {_fmt(values[i_s])} "
+                    f"({type(values[i_s]).__name__}) at {_position(rows[i_s], cols[i_s])} and "
+                    f"{_fmt(values[i_n])} ({type(values[i_n]).__name__}) at "
+                    f"{_position(rows[i_n], cols[i_n])}. Use one type for all labels."
+                )
+        is_complex = np.frompyfunc(lambda v: isinstance(v, (complex, np.complexfloating)), 1, 1)(
+            values).astype(bool)
+        if is_complex.any():
+            i = np.argmax(is_complex)
+            raise TypeError(f"{name} has complex label {_fmt(values[i])} at "
+                            f"{_position(rows[i], cols[i])}; labels must be integers or strings.")
         other = ~(is_str | is_num | is_bool)
         if other.any():
             i = np.argmax(other)
@@ -280,9 +336,17 @@ def _normalize_values(values, rows, cols, name):
                 f"{name} has non-integer float label {_fmt(values[i])} at "
                 f"{_position(rows[i], cols[i])}; labels must be integers or strings."
             )
+        huge = (values >= 2.0**63) | (values < -(2.0**63))
+        if huge.any():
+            i = np.argmax(huge)
+            raise ValueError(
+                f"{name} has float label {_fmt(values[i])} at {_position(rows[i], cols[i])}, "
+                "beyond the 64-bit integers that integral float labels become."
+            )
         return values.astype(np.int64)
     if values.dtype.kind == "c":
-        raise TypeError(f"{name} has complex values; labels must be integers or strings.")
+        raise TypeError(f"{name} has complex label {_fmt(values[0])} at "
+                        f"{_position(rows[0], cols[0])}; labels must be integers or strings.")
     return values
 
 
@@ -488,6 +552,12 @@ def check_votes(
         not isinstance(n_classes, numbers.Integral) or isinstance(n_classes, bool) or n_classes < 1
     ):
         raise ValueError(f"n_classes must be a positive integer or None, got {n_classes!r}.")
+    if classes is not None:
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or len(classes) == 0 or len(np.unique(classes)) != len(classes):
+            raise ValueError(
+                f"classes must be a non-empty 1-D array of distinct labels, got {classes!r}."
+            )
 
     if sp.issparse(votes):
         coo = votes.tocoo()  # keeps explicit zeros; duplicates are checked below
@@ -505,9 +575,9 @@ def check_votes(
                 arr, mask = arr[:, None], mask[:, None]
             if arr.ndim != 2:
                 raise ValueError(f"{name} must be 2-D (n_tasks, n_workers), got {arr.ndim}-D.")
-            rows, cols = np.nonzero(~mask)
-            values = arr[rows, cols]
             n_tasks, n_cols = arr.shape
+            # masked entries are missing, and so are unmasked entries equal to missing_label
+            rows, cols, values = _dense_to_triplets(arr, missing_label, name, hidden=mask)
         else:
             if hasattr(votes, "to_numpy") and hasattr(votes, "columns"):  # DataFrame
                 arr = votes.to_numpy(dtype=object) if any(
@@ -520,7 +590,7 @@ def check_votes(
             else:
                 arr = votes
             try:
-                arr = np.asarray(arr)
+                arr = _as_array(arr)
             except ValueError as exc:
                 raise ValueError(f"{name} could not be read as an array: {exc}") from exc
             if arr.ndim == 1:
@@ -599,7 +669,7 @@ def _column(data, key, what):
             raise KeyError(f"long-format data has no {what} column {key!r}.") from exc
     else:
         col = key
-    col = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col)
+    col = _as_array(col.to_numpy() if hasattr(col, "to_numpy") else col)
     if col.ndim != 1:
         raise ValueError(f"the {what} column must be 1-D, got shape {col.shape}.")
     return col
@@ -659,9 +729,8 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
     encoded = {}
     for what, col in cols.items():
         if col.dtype.kind == "O":
-            isna = np.frompyfunc(
-                lambda v: v is None or (isinstance(v, float) and v != v), 1, 1
-            )(col).astype(bool)
+            is_none, is_nan = _none_and_nan(col)
+            isna = is_none | is_nan
         elif col.dtype.kind == "f":
             isna = np.isnan(col)
         else:

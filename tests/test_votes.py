@@ -207,3 +207,76 @@ def test_integer_labels_encode_as_sorted_distinct_values_in_their_dtype(dtype):
     assert v.classes.dtype == dtype
     np.testing.assert_array_equal(v.classes, np.unique(labels))
     np.testing.assert_array_equal(v.classes[v.label], labels)
+
+
+# -- regressions found by the property-based tests (tests/test_votes_properties.py) --------------
+
+
+def test_empty_known_classes_is_a_value_error_not_an_index_error():
+    with pytest.raises(ValueError, match="classes must be a non-empty 1-D array"):
+        check_votes(np.array([[0, 1]]), classes=[])
+    with pytest.raises(ValueError, match="distinct labels"):
+        check_votes(np.array([[0, 1]]), classes=[0, 0, 1])
+
+
+def test_a_list_mixing_strings_and_numbers_is_not_turned_into_text():
+    # numpy made [[0, -1, "a"]] strings: the marker -1 became the label "-1"
+    with pytest.raises(TypeError, match=r"mixes label types: 'a' \(str\) at row \(task\) 0, "
+                                        r"column \(worker\) 2 and 0 \(int\)"):
+        check_votes([[0, -1, "a"]])
+    # and task ids 0 and "0" became one task
+    with pytest.raises(TypeError, match="long-format task column mixes"):
+        votes_from_long(None, task=[0, "0"], worker=[1, 2], label=[0, 1])
+    assert check_votes([["a", "b"]]).classes.tolist() == ["a", "b"]
+
+
+def test_a_string_array_holding_the_text_of_a_numeric_marker_is_an_error():
+    with pytest.raises(ValueError, match=r"holds the string '-1' at row \(task\) 0, column "
+                                         r"\(worker\) 1 where missing_label=-1 is not a string"):
+        check_votes(np.array([["a", "-1"]]))
+    with pytest.raises(ValueError, match="holds the string 'nan'"):
+        check_votes(np.array([["a", "nan"]]), missing_label=np.nan)
+
+
+def test_masked_array_entries_equal_to_the_marker_are_missing_too():
+    votes = np.ma.masked_array([[0, -1], [1, 5]], mask=[[False, False], [False, True]])
+    v = check_votes(votes)
+    assert triplets(v) == ([0, 1], [0, 0], [0, 1])
+    nan = np.ma.masked_array([[0.0, np.nan]], mask=[[False, False]])
+    assert check_votes(nan, missing_label=np.nan).n_votes == 1
+    with pytest.raises(ValueError, match=r"NaN at row \(task\) 0, column \(worker\) 1"):
+        check_votes(nan)
+
+
+def test_bools_are_neither_numbers_nor_numeric_markers():
+    with pytest.raises(TypeError, match=r"mixes label types: True \(bool\) .* 2 \(int\)"):
+        check_votes(np.array([[True, 2]], dtype=object))
+    # True is not the marker 1 (it was dropped as missing), nor 1 the marker True
+    assert check_votes(np.array([[True, False]]), missing_label=1).n_votes == 2
+    assert check_votes(np.array([[1, 0]]), missing_label=True).n_votes == 2
+    assert check_votes(np.array([[True, False]]), missing_label=False).n_votes == 1
+
+
+def test_complex_and_huge_float_labels_are_named_where_they_are():
+    with pytest.raises(TypeError, match=r"complex label \(15\+0j\) at row \(task\) 0, column "
+                                        r"\(worker\) 1"):
+        check_votes(np.array([[1.0, 15 + 0j]], dtype=object))
+    # 2**63 as a float overflowed int64 (a RuntimeWarning and a wrong label)
+    with pytest.raises(ValueError, match=r"float label 9.223372036854776e\+18 at row \(task\) 0, "
+                                         r"column \(worker\) 1, beyond the 64-bit integers"):
+        check_votes(np.array([[1.0, 2.0**63]]))
+
+
+@pytest.mark.parametrize("na", ["none", "pd.NA", "pd.NaT"])
+def test_votes_from_long_finds_pandas_missing_values(na):
+    pd = pytest.importorskip("pandas")
+    value = {"none": None, "pd.NA": pd.NA, "pd.NaT": pd.NaT}[na]
+    frame = pd.DataFrame({"task": pd.array([1, 2, 3], dtype="Int64"), "worker": [1, 1, 1],
+                          "label": ["a", "b", "a"]}, dtype=object)
+    frame.loc[2, "task"] = value
+    with pytest.raises(ValueError, match="long-format task column has a missing value at row 2"):
+        votes_from_long(frame)
+    labels = pd.DataFrame({"task": [1, 2], "worker": [1, 1],
+                           "label": pd.array(["a", None], dtype="string")})
+    with pytest.raises(ValueError, match="long-format label column has a missing value at row 1"):
+        votes_from_long(labels)

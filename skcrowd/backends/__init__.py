@@ -11,10 +11,11 @@ its workers), the same kernel runs on each block, and the statistics are summed.
 """
 
 from ._blocks import MemoryVotes, VoteBlock
-from ._dask import DaskVotes, close_embedded_cluster, get_client
+from ._dask import DaskClusterError, DaskVotes, close_embedded_cluster, get_client
 from ._outofcore import OutOfCoreVotes
 
 __all__ = [
+    "DaskClusterError",
     "DaskVotes",
     "MemoryVotes",
     "OutOfCoreVotes",

@@ -3,13 +3,23 @@
 :class:`DaskVotes` encodes a dask DataFrame of votes (columns ``task``, ``worker``, ``label``)
 once: worker ids and labels become integer indices, the votes are shuffled by task **once** so
 that each partition holds whole tasks, and each partition becomes a :class:`~._blocks.VoteBlock`
-kept in the cluster's memory. An EM iteration then scatters the parameters (one broadcast),
-runs the kernel on every block where it lives, and brings back per-block statistics indexed by
-the workers present in the block.
+kept in the cluster's memory. An EM iteration then scatters the parameters (once; the Dask
+workers fetch them from each other), runs the kernel on every block where it lives, and brings
+back per-block statistics indexed by the workers present in the block.
 
 The cluster is the user's :class:`distributed.Client` when one is active (``Client(...)``
 anywhere in the session, e.g. connected to a remote scheduler); otherwise an embedded
 :class:`distributed.LocalCluster` is started on first use and kept for the session.
+
+**Lost workers.** Dask recomputes a lost result from its lineage, but data sent with ``scatter``
+has none and is lost with its worker (Dask's resilience notes). So the blocks are built from
+the task graph alone (the small encoding tables travel in the graph), and every iteration keeps
+on the client what a lost worker would take with it: the parameter tables (the client's own
+arrays) and a checkpoint of the blocks' states (per-task parameters, e.g. GLAD's difficulties:
+a few floats per task; nothing for Dawid-Skene). An iteration that loses data with a worker is
+run again on the remaining or restarted workers, the lost blocks recomputed from the votes'
+source and their states restored from the checkpoint, so the fit equals the one without the
+fault. A cluster that is gone (closed client or scheduler) raises :class:`DaskClusterError`.
 """
 
 from __future__ import annotations
@@ -23,9 +33,15 @@ import numpy as np
 from ..votes import _fmt
 from ._blocks import StatisticsSum, VoteBlock, repeated_vote_error, run_block
 
-__all__ = ["DaskVotes", "get_client"]
+__all__ = ["DaskClusterError", "DaskVotes", "get_client"]
 
 COLUMNS = ("task", "worker", "label")
+_RETRIES = 3  # runs of an iteration that lost data with a worker, after the first
+
+
+class DaskClusterError(RuntimeError):
+    """The Dask cluster that holds the votes is gone (its client or scheduler was closed)."""
+
 
 # Embedded cluster: one Dask worker whose threads share this process (processes=False).
 # Measured on the shared 2-core machine (benchmarks/scale.py table, Dawid-Skene, 1e7 votes,
@@ -216,6 +232,8 @@ class DaskVotes:
                                       or isinstance(n_classes, bool) or n_classes < 1):
             raise ValueError(f"n_classes must be a positive integer or None, got {n_classes!r}.")
         self.client = client = get_client(client)
+        self._scheduler = getattr(getattr(client, "scheduler", None), "address", None)
+        self._check_cluster()
         frame = frame[list(COLUMNS)]
 
         # pass 1: missing values, worker vote counts, distinct labels
@@ -232,7 +250,7 @@ class DaskVotes:
         labels = np.asarray(labels)
         label_is_float = labels.dtype.kind == "f"
         if label_is_float:
-            bad = ~np.isfinite(labels) | (labels != np.round(labels))
+            bad = ~np.isfinite(labels) | (labels != np.round(labels)) | (np.abs(labels) >= 2.0**63)
             if bad.any():
                 raise ValueError(
                     f"{name} has label {_fmt(labels[bad][0])} at row "
@@ -292,11 +310,11 @@ class DaskVotes:
         if npartitions is None:
             npartitions = sum(client.nthreads().values())
         shuffled = encoded.shuffle("task", npartitions=int(npartitions))
-        rank, classes_ = client.scatter([activity_rank, self.classes], broadcast=True,
-                                        hash=False)
+        # the tables travel in the graph, not by scatter: a lost block is recomputed from it
+        rank, classes_ = dask.delayed(activity_rank), dask.delayed(self.classes)
         make_block = dask.delayed(_make_block, pure=True)
-        self.block_futures = client.compute([make_block(part, rank, classes_)
-                                             for part in shuffled.to_delayed()])
+        self._block_graph = [make_block(part, rank, classes_) for part in shuffled.to_delayed()]
+        self.block_futures = client.compute(self._block_graph)
         summary = client.gather([client.submit(_block_summary, b) for b in self.block_futures])
         for _, repeated in summary:
             if repeated is not None:
@@ -305,6 +323,7 @@ class DaskVotes:
         self.n_tasks = sum(n for n, _ in summary)
         self.worker_order = None  # tables have one row per worker; blocks take their rows
         self._states = [None] * self.n_blocks
+        self._checkpoint = None  # the blocks' states, on the client
 
     def blocks(self, *, with_tasks=True):
         """Iterate over the blocks, fetched one by one from the cluster."""
@@ -320,34 +339,77 @@ class DaskVotes:
         """Release the blocks and their states on the cluster."""
         for future in [*self.block_futures, *(s for s in self._states if s is not None)]:
             future.release()
-        self.block_futures, self._states = [], []
+        self.block_futures, self._states, self._checkpoint = [], [], None
         self.n_blocks = 0
 
     def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
         """Sum of ``fn(block, local_tables, *args, state)`` over the blocks, run on the cluster.
 
-        The per-worker ``tables`` are scattered once (broadcast to every Dask worker); each block
-        takes the rows of its workers. ``fn`` returns ``(per_worker_stats, other_stats,
+        The per-worker ``tables`` are scattered once, not broadcast (the scheduler's replication
+        waited for ever on a worker that had died but was not removed yet): the Dask workers
+        fetch them from each other. Each block takes the rows of its workers. ``fn`` returns ``(per_worker_stats, other_stats,
         state)``: the per-worker statistics come back indexed by the block's workers and are
         added into crowd-wide arrays, the others summed, in block order (so the result does not
         depend on which block finishes first). With ``stateful=True`` the block's state from the
-        previous call (None at first) is passed in and the new one stays on the cluster.
+        previous call (None at first) is passed in and the new one stays on the cluster, with a
+        copy on the client. A call that loses data with a Dask worker runs again (see the
+        module's notes); a cluster that is gone raises :class:`DaskClusterError`.
         Returns ``(per_worker_totals, other_totals)``.
         """
+        for attempt in range(_RETRIES + 1):
+            try:
+                self._check_cluster()
+                return self._map_reduce(fn, tables, args, stateful)
+            except DaskClusterError:
+                raise
+            except Exception as exc:
+                self._check_cluster(exc)
+                if attempt == _RETRIES or not _lost_data(exc):
+                    raise
+                self._recover()
+
+    def _map_reduce(self, fn, tables, args, stateful):
         client = self.client
-        tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
+        tables = client.scatter(list(tables), hash=False) if tables else []
         states = self._states if stateful else [None] * self.n_blocks
         results = [client.submit(_run_block, fn, b, args, s, *tables, pure=False)
                    for b, s in zip(self.block_futures, states)]
         statistics = [client.submit(_without_state, r, pure=False) for r in results]
-        if stateful:
-            self._states = [client.submit(_state_of, r, pure=False) for r in results]
+        new_states = [client.submit(_state_of, r, pure=False) for r in results] if stateful \
+            else None
         del results
         total = StatisticsSum(self.n_workers)
         for future in statistics:
             total.add(*future.result())
-            future.release()
+        if stateful:  # committed only once the whole call succeeded
+            self._checkpoint = client.gather(new_states)
+            self._states = new_states
         return total.result()
+
+    def _recover(self):
+        """After data was lost with a worker: recompute the blocks that are not in the cluster's
+        memory any more from the votes' source, and restore the states from the checkpoint."""
+        client = self.client
+        for i, future in enumerate(self.block_futures):
+            if future.status != "finished":
+                future.release()
+                self.block_futures[i] = client.compute(self._block_graph[i])
+        for future in self._states:
+            if future is not None:
+                future.release()
+        self._states = ([None] * self.n_blocks if self._checkpoint is None
+                        else client.scatter(list(self._checkpoint), hash=False))
+
+    def _check_cluster(self, exc=None):
+        """Raise :class:`DaskClusterError` if the client or its scheduler is gone (after an
+        error ``exc``: also if the client lost its scheduler, status "connecting")."""
+        status = self.client.status
+        if status == "running" or (exc is None and status not in ("closing", "closed")):
+            return
+        raise DaskClusterError(
+            f"the Dask cluster that holds these votes is gone (client {status}, scheduler "
+            f"{self._scheduler}); start a cluster (or let skcrowd start one) and fit again."
+        ) from exc
 
     def map_tasks(self, fn, tables=(), args=(), *, stateful=False, columns=None):
         """Per-task outputs of every block as a dask collection indexed by task id.
@@ -358,8 +420,11 @@ class DaskVotes:
         """
         import dask.dataframe as dd
 
+        self._check_cluster()
         client = self.client
-        tables = client.scatter(list(tables), broadcast=True, hash=False) if tables else []
+        # tables in the graph (one task holds each), not scattered: the lazy output can be
+        # recomputed after a worker is lost
+        tables = [client.submit(_identity, t, pure=False) for t in tables]
         states = self._states if stateful else [None] * self.n_blocks
         parts = [client.submit(_run_block_frame, fn, b, args, s, columns, *tables, pure=False)
                  for b, s in zip(self.block_futures, states)]
@@ -369,6 +434,17 @@ class DaskVotes:
 
 def _run_block(fn, block, args, state, *tables):
     return block.workers, *run_block(fn, block, tables, args, state)
+
+
+def _lost_data(exc):
+    """Whether ``exc`` says that a result was lost with a worker (worth running again)."""
+    import concurrent.futures
+
+    return isinstance(exc, (concurrent.futures.CancelledError, OSError, TimeoutError))
+
+
+def _identity(x):
+    return x
 
 
 def _task_ids(block):

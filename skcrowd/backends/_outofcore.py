@@ -74,7 +74,11 @@ def open_votes_dataset(source, name="votes"):
         path = Path(source)
         if not path.exists():
             raise FileNotFoundError(f"{name}: no parquet file or folder at {str(path)!r}.")
-        dataset = ds.dataset(path, format="parquet")
+        try:
+            dataset = ds.dataset(path, format="parquet")
+        except (OSError, pa.ArrowException) as exc:  # e.g. the first file is truncated
+            raise ValueError(f"{name}: cannot read the parquet votes at {str(path)!r}: "
+                             f"{exc}") from exc
     elif isinstance(source, ds.Dataset):
         dataset = source
     else:
@@ -100,32 +104,104 @@ def open_votes_dataset(source, name="votes"):
                 f"{name} column {col!r} has type {typ}; ids must be integers or strings and "
                 "labels integers, integral floats, booleans or strings."
             )
+    _check_files(dataset, name)
     return dataset
 
 
-def _scan_batches(dataset, columns=COLUMNS):
+def _kind(typ):
+    """The kind of a column type that every file must share: integer, floating, string..."""
+    pa, pc, ds = _pa()
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    for kind in ("integer", "floating", "string", "large_string", "boolean"):
+        if getattr(pa.types, f"is_{kind}")(typ):
+            return "string" if kind == "large_string" else kind
+    return str(typ)
+
+
+def _where(fragment, i):
+    return repr(fragment.path) if hasattr(fragment, "path") else f"fragment {i}"
+
+
+def _check_files(dataset, name):
+    """Every file of ``dataset`` is readable and holds the three columns with one kind of type
+    each: the dataset's schema is read from one file, and a file that differs would be cast
+    (label "1" read as 1, worker "7" as 7) or filled with nulls."""
+    pa, pc, ds = _pa()
+    first = {}
+    for i, fragment in enumerate(dataset.get_fragments()):
+        try:
+            schema = fragment.physical_schema
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{name}: cannot read the parquet file {_where(fragment, i)}: "
+                             f"{exc}") from exc
+        for col in COLUMNS:
+            if col not in schema.names:
+                raise ValueError(
+                    f"{name}: file {_where(fragment, i)} has no column {col!r} (columns "
+                    f"{schema.names}); every file needs the columns {list(COLUMNS)}."
+                )
+            typ = schema.field(col).type
+            kind, where, first_typ = first.setdefault(col, (_kind(typ), _where(fragment, i), typ))
+            if _kind(typ) != kind:
+                raise ValueError(
+                    f"{name}: column {col!r} is {typ} in file {_where(fragment, i)} but "
+                    f"{first_typ} in file {where}; write every file with one schema."
+                )
+
+
+def _fingerprint(dataset, fragment):
+    """(size, modification time) of a fragment's file, or None (not a file)."""
+    if not hasattr(fragment, "path") or not hasattr(dataset, "filesystem"):
+        return None
+    info = dataset.filesystem.get_file_info(fragment.path)
+    return info.size, info.mtime_ns
+
+
+def _scan_batches(dataset, columns=COLUMNS, fingerprints=None, name="votes"):
     """Yield ``(first_row, {column: pyarrow.Array})`` in file order, dictionaries decoded.
 
     One parquet row group at a time, on the calling thread: the dataset scanner's read-ahead
     held over 1 GB of decoded batches of a 1e8-vote file while the consumer was busy.
+    ``fingerprints`` (a dict, filled on the first pass over the files and checked on the next
+    ones) makes a file that changes while it is read, or between two passes, an error naming
+    it; a file that cannot be decoded (corrupted, truncated) is one too.
     """
     pa, pc, ds = _pa()
     row = 0
-    for fragment in dataset.get_fragments():
+    for i, fragment in enumerate(dataset.get_fragments()):
         parquet = isinstance(fragment, ds.ParquetFileFragment)
-        options = ds.ParquetFragmentScanOptions(pre_buffer=False) if parquet else None
-        for part in fragment.split_by_row_group() if parquet else [fragment]:
-            for batch in part.to_batches(schema=dataset.schema, columns=list(columns),
-                                         batch_size=_READ_ROWS, use_threads=False,
-                                         fragment_scan_options=options):
-                cols = {}
-                for c in columns:
-                    arr = batch.column(c)
-                    if pa.types.is_dictionary(arr.type):
-                        arr = arr.dictionary_decode()
-                    cols[c] = arr
-                yield row, cols
-                row += batch.num_rows
+        options = ds.ParquetFragmentScanOptions(pre_buffer=False, page_checksum_verification=True
+                                                ) if parquet else None
+        before = _fingerprint(dataset, fragment)
+        if fingerprints is not None:
+            _check_unchanged(fingerprints.setdefault(i, before), before, fragment, i, name)
+        try:
+            for part in fragment.split_by_row_group() if parquet else [fragment]:
+                for batch in part.to_batches(schema=dataset.schema, columns=list(columns),
+                                             batch_size=_READ_ROWS, use_threads=False,
+                                             fragment_scan_options=options):
+                    cols = {}
+                    for c in columns:
+                        arr = batch.column(c)
+                        if pa.types.is_dictionary(arr.type):
+                            arr = arr.dictionary_decode()
+                        cols[c] = arr
+                    yield row, cols
+                    row += batch.num_rows
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{name}: cannot read the parquet file {_where(fragment, i)} "
+                             f"(corrupted or truncated?): {exc}") from exc
+        _check_unchanged(before, _fingerprint(dataset, fragment), fragment, i, name)
+
+
+def _check_unchanged(before, after, fragment, i, name):
+    if before != after:
+        raise ValueError(
+            f"{name}: file {_where(fragment, i)} changed while the votes were read (size and "
+            f"modification time {before} then {after}); nothing was fitted. Fit again once the "
+            "file is complete."
+        )
 
 
 def _check_batch(row, cols, name, n_classes, class_set, worker_set):
@@ -181,7 +257,8 @@ class _Scan:
         self.n_votes = 0
         self.n_task_runs = 0  # number of runs of equal task ids: n_tasks when sorted
         last = None
-        for row, cols in _scan_batches(dataset):
+        self.fingerprints = {}
+        for row, cols in _scan_batches(dataset, fingerprints=self.fingerprints, name=name):
             _check_batch(row, cols, name, n_classes, class_set, worker_set)
             t = cols["task"]
             n = len(t)
@@ -361,9 +438,9 @@ class OutOfCoreVotes:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
         try:
             if scan.sorted:
-                stream = _scan_batches(dataset)
+                stream = _scan_batches(dataset, fingerprints=scan.fingerprints, name=name)
             else:
-                stream = _bucketed(dataset, scan, self._dir, self._block_votes)
+                stream = _bucketed(dataset, scan, self._dir, self._block_votes, name)
             self.n_blocks, self.n_tasks = self._encode(stream)
         except BaseException:
             self.close()
@@ -438,9 +515,17 @@ class OutOfCoreVotes:
     # -- reading -------------------------------------------------------------------------
 
     def _load(self, i, with_tasks=False, with_state=False, source_order=False):
-        with open(self._dir / f"block-{i:06d}.npy", "rb") as f:
-            task_len, worker, label, *worker_order = (np.load(f) for _ in range(7))
-        tasks = self._load_tasks(i) if with_tasks else None
+        path = self._dir / f"block-{i:06d}.npy"
+        try:
+            with open(path, "rb") as f:
+                task_len, worker, label, *worker_order = (np.load(f) for _ in range(7))
+            tasks = self._load_tasks(i) if with_tasks else None
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValueError(
+                f"{self._name}: the cache file {str(path)!r} of these out-of-core votes is "
+                f"missing or damaged ({exc}); was the temporary folder cleaned during the fit? "
+                "Open the votes again."
+            ) from exc
         votes = Votes(
             task=np.repeat(np.arange(len(task_len), dtype=np.int64), task_len),
             worker=worker.astype(np.int64),
@@ -554,7 +639,7 @@ def _concat(pieces):
     return (t, *(np.concatenate([p[k] for p in pieces]) for k in (1, 2, 3)))
 
 
-def _bucketed(dataset, scan, folder, block_votes):
+def _bucketed(dataset, scan, folder, block_votes, name):
     """Votes bucketed by task range on disk, then each bucket sorted: a task-sorted stream."""
     pa, pc, ds = _pa()
     n_buckets = int(min(_MAX_BUCKETS, max(1, -(-scan.n_votes // block_votes))))
@@ -563,7 +648,7 @@ def _bucketed(dataset, scan, folder, block_votes):
     schema = None
     sinks, writers = [], []
     try:
-        for row, cols in _scan_batches(dataset):
+        for row, cols in _scan_batches(dataset, fingerprints=scan.fingerprints, name=name):
             batch = pa.record_batch(list(cols.values()), names=list(cols))
             if schema is None:
                 schema = batch.schema

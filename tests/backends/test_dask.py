@@ -126,6 +126,8 @@ def test_string_ids_labels_and_known_classes(client):
          "row 1 has a missing label"),
         (pd.DataFrame({"task": [0, 1], "worker": [0, 1], "label": [0.0, 2.5]}), {},
          "label 2.5 at row 1"),
+        (pd.DataFrame({"task": [0, 1], "worker": [0, 1], "label": [0.0, 2.0**63]}), {},
+         r"label 9.223372036854776e\+18 at row 1"),  # overflowed int64 silently
         (pd.DataFrame({"task": [0, 1], "worker": [0, 1], "label": [0, 4]}), {"classes": [0, 1]},
          "label 4 at row 1, which is not one of the known classes"),
         (pd.DataFrame({"task": [0, 1], "worker": [0, 7], "label": [0, 1]}),
@@ -163,3 +165,14 @@ def test_embedded_local_cluster_when_no_client_is_active():
 def test_explicit_client_wins(client):
     assert get_client(client) is client
     assert get_client() is client
+
+
+def test_a_closed_client_is_an_error_that_says_so():
+    from skcrowd.backends import DaskClusterError
+
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        closed = distributed.Client(cluster, set_as_default=False)
+        closed.close()
+        with pytest.raises(DaskClusterError, match=r"cluster that holds these votes is gone "
+                                                   r"\(client closed"):
+            DaskVotes(dd.from_pandas(long_votes(n_tasks=5), npartitions=1), client=closed)
