@@ -57,21 +57,10 @@ def machine_paths(path, read):
     return found
 
 
-# A docstring another engineer is editing now cites the shared data folder; remove this entry
-# once it is fixed (the strict xfail then fails as XPASS, as a reminder).
-KNOWN = {
-    "skcrowd/aggregation/_dawid_skene.py": (
-        "the DawidSkene docstring cites the local /work/shared/data folder (the smoothing "
-        "default's evidence); the file is being edited by another engineer"),
-}
-
-
 def cases():
     for path, read in sources():
         relative = path.relative_to(ROOT).as_posix()
-        marks = [pytest.mark.xfail(strict=True, reason=KNOWN[relative])] if relative in KNOWN \
-            else []
-        yield pytest.param(path, read, id=relative, marks=marks)
+        yield pytest.param(path, read, id=relative)
 
 
 @pytest.mark.parametrize("path, read", cases())
