@@ -10,8 +10,8 @@ with a ``votes.csv``), the script prints
   :func:`skcrowd.metrics.fleiss_kappa`, each with its 95 % percentile bootstrap interval
   (``--n-resamples`` resamples of the tasks, seed ``--seed``), and their times;
 - crowd-kit 1.4.2's ``crowdkit.metrics.data.alpha_krippendorff`` on the same ``votes.csv``,
-  run in the competitor interpreter (``--competitor-python``, default
-  ``/tmp/benchenv/bin/python``; it goes through NLTK's ``AnnotationTask.alpha``), its time,
+  run in the competitor interpreter (``--competitor-python``, a virtual environment holding
+  crowd-kit; it goes through NLTK's ``AnnotationTask.alpha``), its time,
   and the absolute difference with skcrowd's alpha. ``--max-crowdkit-votes`` (default 2e5)
   skips crowd-kit on larger crowds.
 
