@@ -13,7 +13,9 @@ Methods
     interpreter given by ``--competitor-python`` (default ``/tmp/benchenv/bin/python``;
     skipped with a note when it is absent), crowd-kit's classification aggregator of the same
     class name (crowd-kit 1.4.2: MajorityVote, DawidSkene, OneCoinDawidSkene, GLAD, KOS, MACE,
-    MMSR, Wawa, ZeroBasedSkill), with its defaults, in a child process. ``--methods NAME ...``
+    MMSR, Wawa, ZeroBasedSkill), with its defaults, in a child process (where crowd-kit's
+    ``check_is_fitted`` calls, which fail under scikit-learn >= 1.6, are replaced by a plain
+    attribute check). ``--methods NAME ...``
     keeps only those class names (both libraries; skcrowd's MajorityVote, the reference, always
     runs).
 
@@ -35,10 +37,11 @@ Majority vote and its ties
     ``probas_``). Every other method is scored on its predicted labels, ties broken its own way.
 
 Time
-    Wall-clock seconds of ``fit_predict`` (skcrowd: in this process, after a warm-up fit of
-    every method on a small simulated crowd so that numba's compilation or cache loading is
-    not counted; crowd-kit: in its child process, import excluded). A crowd-kit method stops at
-    ``--timeout`` seconds per crowd. The machine is shared: compare times within one run.
+    Wall-clock seconds of ``fit_predict`` (skcrowd: in this process, after warm-up fits of
+    every method on small and large simulated crowds so that numba's compilation or cache
+    loading is not counted; crowd-kit: in its child process, import excluded). A crowd-kit
+    method stops at ``--timeout`` seconds per crowd. The machine is shared: compare times
+    within one run.
 
 Usage::
 
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import json
 import os
 import signal
@@ -215,13 +219,18 @@ def _votes_matrix(crowd):
 
 
 def warm_up(estimators):
-    """Fit each estimator once on a small binary and a small 3-class crowd."""
+    """Fit each estimator on a small and a large (serial and parallel numba kernels), binary
+    and 3-class simulated crowd."""
+    import scipy.sparse as sp
     from sklearn.base import clone
 
     rng = np.random.default_rng(0)
-    for K in (2, 3):
-        votes = np.where(rng.random((60, 8)) < 0.6, rng.integers(K, size=(60, 8)), -1)
-        votes[:, 0] = rng.integers(K, size=60)
+    for (n_tasks, n_workers), K in itertools.product([(60, 8), (25_000, 100)], (2, 3)):
+        task = np.repeat(np.arange(n_tasks), 5)
+        worker = np.concatenate([rng.choice(n_workers, 5, replace=False)
+                                 for _ in range(n_tasks)])
+        votes = sp.coo_array((rng.integers(K, size=len(task)), (task, worker)),
+                             shape=(n_tasks, n_workers))
         for est in estimators.values():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -267,12 +276,29 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
+def _patch_crowdkit_fitted_check():
+    """crowd-kit 1.4.2's Wawa, ZeroBasedSkill and GoldMajorityVote call scikit-learn's
+    ``check_is_fitted`` on their attrs classes, which scikit-learn >= 1.6 rejects (they have no
+    ``__sklearn_tags__``); give those modules a plain check of the named attribute instead."""
+    import importlib
+
+    def check_is_fitted(estimator, attributes):
+        if getattr(estimator, attributes, None) is None:
+            raise RuntimeError(f"{type(estimator).__name__} is not fitted")
+
+    for module in ("wawa", "zero_based_skill", "gold_majority_vote"):
+        module = importlib.import_module(f"crowdkit.aggregation.classification.{module}")
+        if hasattr(module, "check_is_fitted"):
+            module.check_is_fitted = check_is_fitted
+
+
 def crowdkit_child(args):
     """Run crowd-kit's methods on the saved crowd; print one JSON line of results."""
     warnings.simplefilter("ignore")
     import crowdkit.aggregation as ck
     import pandas as pd
 
+    _patch_crowdkit_fitted_check()
     data = np.load(args.crowd)
     frame = pd.DataFrame({"task": data["task"], "worker": data["worker"], "label": data["label"]})
     gold_task, gold = data["gold_task"], data["gold_label"]
