@@ -16,9 +16,10 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._glad import GLAD
+from ._kos import KOS
 from ._majority import MajorityVote
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
 __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD", "Wawa",
-           "ZeroBasedSkill"]
+           "ZeroBasedSkill", "KOS"]
