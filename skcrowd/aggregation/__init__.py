@@ -18,8 +18,9 @@ from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._glad import GLAD
 from ._kos import KOS
 from ._majority import MajorityVote
+from ._mmsr import MMSR
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
 __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD", "Wawa",
-           "ZeroBasedSkill", "KOS"]
+           "ZeroBasedSkill", "KOS", "MMSR"]

@@ -27,6 +27,10 @@ class KOS(BaseWeightedVote):
 
     The messages grow geometrically: they are rescaled to unit root mean square after every
     iteration, which changes no sign (crowd-kit stops early instead when they pass 1e300).
+    Flipping every message and every label gives the same iteration: as the paper's positive
+    initial messages assume, most votes come from better-than-random workers, so when the
+    vote-weighted mean reliability ends negative (messages that did not settle, on a crowd
+    with little structure), all reliabilities are flipped.
     The fitted model of worker ``j`` is its full message ``y_j = sum_{i in d(j)} A_ij
     x_{i->j}``, which is also the message it sends to a task it has not voted on: so
     ``predict`` and ``predict_proba`` label new tasks of the fitted workers exactly as the
@@ -152,8 +156,10 @@ class KOS(BaseWeightedVote):
                 f"reliability change {change:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
             )
-        voted = np.bincount(layout.worker, minlength=layout.n_workers) > 0
-        self.reliabilities_ = fill_unassessed(reliabilities, voted)
+        n_votes = np.bincount(layout.worker, minlength=layout.n_workers)
+        if np.dot(n_votes, reliabilities) < 0:  # the mirror solution: most votes adversarial
+            reliabilities = -reliabilities
+        self.reliabilities_ = fill_unassessed(reliabilities, n_votes > 0)
         self.n_iter_, self.converged_ = n_iter, converged
         self.class_priors_ = self._vote_frequencies(layout)
 

@@ -1,4 +1,4 @@
-"""Behaviour shared by the four aggregators: inputs, outputs, bad input, persistence."""
+"""Behaviour shared by the aggregators: inputs, outputs, bad input, persistence."""
 
 import pickle
 import re
@@ -11,8 +11,10 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+from skcrowd.aggregation import MMSR, Wawa, ZeroBasedSkill
 
 ALL = [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD()]
+ALL += [Wawa(), ZeroBasedSkill(), MMSR(random_state=0)]  # weighted votes (KOS: binary only)
 EM = [DawidSkene(), WeightedDawidSkene(), GLAD()]
 ids = type
 
@@ -178,6 +180,7 @@ def test_invalid_parameters_are_rejected_at_fit(model, votes):
     if "max_iter" in model.get_params():
         with pytest.raises(ValueError, match="'max_iter' parameter"):
             clone(model).set_params(max_iter=0).fit(votes)
+    if "init" in model.get_params():
         with pytest.raises(ValueError, match="'init' parameter"):
             clone(model).set_params(init="kmeans").fit(votes)
 
@@ -217,7 +220,8 @@ def test_no_nan_on_extreme_data(model):
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert fitted.predict(votes)[0] == 0
-    for name in ("lower_bounds_", "confusion_matrices_", "abilities_", "difficulties_"):
+    for name in ("lower_bounds_", "confusion_matrices_", "abilities_", "difficulties_",
+                 "skills_", "reliabilities_", "accuracies_", "weights_"):
         if hasattr(fitted, name):
             assert np.all(np.isfinite(getattr(fitted, name))), name
     if hasattr(fitted, "score_samples"):

@@ -1,0 +1,388 @@
+"""M-MSR: worker reliabilities by robust rank-one completion of the workers' agreement matrix."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
+
+from ._kernels import PARALLEL_MIN_VOTES, _engine, _jit, numba
+from ._weighted_vote import SOFTMAX, BaseWeightedVote, fill_unassessed, weighted_vote
+
+_MAX_SIGN_ROUNDS = 100
+
+
+class MMSR(BaseWeightedVote):
+    """M-MSR: one-coin worker accuracies from a robust rank-one completion, then a weighted vote.
+
+    Ma and Olshevsky (2020) model every worker ``j`` as right with probability ``p_j`` and
+    otherwise uniformly wrong over the ``K - 1`` other classes (one-coin Dawid-Skene). Two
+    workers then agree on a task with probability ``p_i p_j + (1 - p_i)(1 - p_j) / (K - 1)``,
+    so that their agreement rate ``a_ij`` over the tasks both voted on gives
+    ``C_ij = (K a_ij - 1) / (K - 1)``, whose expectation is ``s_i s_j`` with the reliability
+    ``s_j = (K p_j - 1) / (K - 1)``: the workers' agreement matrix is rank one off its
+    diagonal, observed only on the pairs of workers who share tasks. Some workers may follow no
+    model at all (adversaries): their rows are arbitrary corruptions.
+
+    **Magnitudes.** The M-MSR iteration (Matrix Mean-Subsequence-Reduced, algorithm 1 of the
+    paper) alternates ``v_j <- MSR({|C_ij| / u_i : i shares tasks with j})`` and ``u_i <-
+    MSR({|C_ij| / v_j : j shares tasks with i})``, where MSR removes, around the entry's
+    current value, the ``F`` largest values above it and the ``F`` smallest below it (all of
+    them when fewer) and averages the rest (``F = n_trimmed``): ``F`` corrupted entries per
+    row cannot pull an estimate away. It stops when ``u v^T`` moves by less than ``tol``
+    (Frobenius norm) or after ``max_iter`` iterations; ``|s| = u / sqrt(|u| / |v|)``. Here
+    ``u`` and ``v`` are rescaled to equal norms after each iteration (``u v^T`` unchanged) and
+    floored at ``1 / sqrt(n_tasks)``, so that a worker agreeing with nobody beyond chance does
+    not divide by zero.
+
+    **Signs.** ``C_ij`` has the sign of ``s_i s_j``. The paper reads the signs off this sign
+    pattern (a bipartition of a signed graph by an eigenvector); here each worker takes the
+    sign of its neighbours' evidence ``sum_i C_ij sign_i |s_i|``, from all signs positive
+    (most workers are better than random, as the paper assumes) until no sign changes, which
+    is the same bipartition when the sign pattern is consistent.
+
+    **Votes.** ``s`` is clipped to ``[-1/(K-1) + 1/sqrt(n_tasks), 1 - 1/sqrt(n_tasks)]``, giving
+    accuracies ``p_j = s_j (K-1)/K + 1/K`` and the one-coin log-odds weights ``w_j = log((K-1)
+    p_j / (1 - p_j))``: a task's soft label is the one-coin posterior with uniform class
+    priors, ``softmax_k(sum of the weights of its votes for k)``, whose most probable class is
+    the weighted majority vote of the paper. ``score`` is the mean log-likelihood of the votes
+    of each task under that one-coin model. A worker who shares no task with another (or has
+    no votes at fit) gets the mean accuracy of the others.
+
+    The multi-class construction (agreement rates rescaled by ``K / (K - 1)``) is the one
+    crowd-kit documents for its ``MMSR``; the paper presents the binary case.
+
+    Parameters
+    ----------
+    n_classes : int, default=None
+        Number of classes when some never appear in the votes: labels must be integers in
+        ``range(n_classes)``. Default: the distinct labels seen.
+    n_trimmed : int or "auto", default="auto"
+        ``F``, the number of values trimmed on each side of a worker's current value by MSR.
+        "auto": for each worker, half its number of neighbours (workers it shares tasks with)
+        minus one, so that at least two values stay: a median-like estimate that tolerates
+        corruption of almost half of every row. An int applies to every worker.
+    max_iter : int, default=10000
+        Maximum number of M-MSR iterations (crowd-kit's ``n_iter``).
+    tol : float, default=1e-10
+        Stop when ``u v^T`` changes by less than ``tol`` in Frobenius norm.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the initial ``u`` and ``v`` (uniform in ``[0, 1)``).
+    verbose : int, default=0
+        1: print the number of iterations; 2: also the change of each.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN / None entries).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    accuracies_ : ndarray of shape (n_workers,)
+        ``p_j``, each worker's probability of a right answer under the one-coin model.
+    weights_ : ndarray of shape (n_workers,)
+        ``log((K - 1) p_j / (1 - p_j))``, the weight of the worker's votes (negative: worse
+        than random).
+    class_priors_ : ndarray of shape (n_classes,)
+        The uniform class priors of the model.
+    n_iter_ : int
+        M-MSR iterations run.
+    converged_ : bool
+        Whether M-MSR stopped by ``tol`` before ``max_iter``.
+    n_features_in_ : int
+        Number of workers.
+    feature_names_in_ : ndarray of shape (n_workers,)
+        Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes.
+
+    See Also
+    --------
+    KOS : Message passing, binary.
+    DawidSkene : Full confusion matrices fitted by EM.
+
+    References
+    ----------
+    Q. Ma and A. Olshevsky. "Adversarial crowdsourcing through robust rank-one matrix
+    completion". NeurIPS, 2020 (algorithm 1, section 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation import MMSR
+    >>> votes = np.array([[0, 0, 0, 1], [1, 1, 1, 1], [2, 2, 0, 1], [1, 1, 2, 0],
+    ...                   [0, 0, 0, 2], [2, 2, 2, 2]] * 5)
+    >>> mmsr = MMSR(random_state=0).fit(votes)
+    >>> mmsr.accuracies_.round(2)  # worker 3 is right on 2 tasks of 6
+    array([0.88, 0.88, 0.61, 0.46])
+    >>> mmsr.predict(votes[:6])
+    array([0, 1, 2, 1, 0, 2])
+    """
+
+    _parameter_constraints: dict = {
+        **BaseWeightedVote._parameter_constraints,
+        "n_trimmed": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+    _soft_label_kind = SOFTMAX
+
+    def __init__(self, n_classes=None, *, n_trimmed="auto", max_iter=10000, tol=1e-10,
+                 random_state=None, verbose=0, missing_label=-1):
+        self.n_classes = n_classes
+        self.n_trimmed = n_trimmed
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+        self.missing_label = missing_label
+
+    def _fit_layout(self, layout):
+        K, W = layout.n_classes, layout.n_workers
+        self.class_priors_ = np.full(K, 1.0 / K)
+        if K < 2:  # one class: every vote is right
+            self.accuracies_, self.weights_ = np.ones(W), np.zeros(W)
+            self.n_iter_, self.converged_ = 0, True
+            return
+        indptr, neighbour, common, agree = worker_agreement(layout)
+        C = (K * agree / common - 1.0) / (K - 1)
+        degree = np.diff(indptr)
+        assessed = degree > 0
+        if self.n_trimmed == "auto":
+            trimmed = np.maximum(degree // 2 - 1, 0)
+        else:
+            trimmed = np.full(W, self.n_trimmed)
+        floor = 1.0 / np.sqrt(layout.n_tasks)
+        s_abs = self._m_msr(indptr, neighbour, np.abs(C), trimmed, floor)
+        s = s_abs * _signs(indptr, neighbour, C, s_abs)
+        s = np.clip(s, -1.0 / (K - 1) + floor, 1.0 - floor)
+        accuracies = fill_unassessed(s * (K - 1) / K + 1.0 / K, assessed)
+        self.accuracies_ = accuracies
+        self.weights_ = np.log((K - 1) * accuracies) - np.log1p(-accuracies)
+
+    def _m_msr(self, indptr, neighbour, X, trimmed, floor):
+        """|s| by M-MSR on the observed entries ``X`` (CSR rows ``indptr``, ``neighbour``)."""
+        W = len(indptr) - 1
+        random_state = check_random_state(self.random_state)
+        u, v = random_state.uniform(size=W), random_state.uniform(size=W)
+        loss, converged = np.inf, False
+        for n_iter in range(1, self.max_iter + 1):
+            u_prev, v_prev = u, v
+            v = np.maximum(msr_step(indptr, neighbour, X, u, v, trimmed), floor)
+            u = np.maximum(msr_step(indptr, neighbour, X, v, u, trimmed), floor)
+            scale = np.sqrt(np.linalg.norm(u) / np.linalg.norm(v))
+            u, v = u / scale, v * scale
+            # |u v^T - u' v'^T|_F^2 without forming the matrices
+            loss = np.sqrt(max(np.dot(u, u) * np.dot(v, v) + np.dot(u_prev, u_prev)
+                               * np.dot(v_prev, v_prev)
+                               - 2 * np.dot(u, u_prev) * np.dot(v, v_prev), 0.0))
+            if self.verbose >= 2:
+                print(f"  Iteration {n_iter}: change of u v^T {loss:.3g}")
+            if loss < self.tol:
+                converged = True
+                break
+        if self.verbose:
+            print(f"MMSR: {n_iter} iterations, last change {loss:.3g}")
+        if not converged:
+            warnings.warn(
+                f"MMSR did not converge in max_iter={self.max_iter} iterations (last change "
+                f"{loss:.3g} >= tol={self.tol}). Increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+        self.n_iter_, self.converged_ = n_iter, converged
+        return u  # u and v have equal norms: u = u / sqrt(|u| / |v|)
+
+    def _worker_weights(self):
+        return self.weights_
+
+    def score_samples(self, X):
+        """Log-likelihood of the votes of each task under the fitted one-coin model.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, with the fitted workers.
+
+        Returns
+        -------
+        log_likelihood : ndarray of shape (n_tasks,) or pandas Series
+            ``log sum_k (1/K) prod_votes P(vote | true class k)``; 0 for a task without votes.
+        """
+        def task_log_likelihood(layout):
+            _, log_norm = weighted_vote(layout, self.weights_, np.log(self.class_priors_),
+                                        kind=SOFTMAX)
+            K = len(self.classes_)
+            wrong = np.log1p(-self.accuracies_) - (np.log(K - 1) if K > 1 else 0.0)
+            return log_norm + np.bincount(layout.task, weights=wrong[layout.worker],
+                                          minlength=layout.n_tasks)
+
+        return self._predict_layout(X, task_log_likelihood)
+
+    def score(self, X, y=None):
+        """Mean per-task log-likelihood of the votes under the fitted one-coin model.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, for instance held-out tasks of the fitted workers.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.score_samples(X)))
+
+
+def worker_agreement(layout):
+    """Pairs of workers who voted on common tasks, and how often they agreed.
+
+    Returns
+    -------
+    indptr : ndarray of shape (n_workers + 1,)
+        The pairs of worker ``j`` are ``indptr[j]:indptr[j + 1]`` (CSR, no diagonal).
+    neighbour : ndarray of shape (n_pairs,)
+        The other worker of each pair (sorted within a row).
+    common, agree : ndarray of shape (n_pairs,)
+        Number of tasks both voted on; number of those on which they gave the same label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation._kernels import BlockLayout
+    >>> from skcrowd.aggregation._mmsr import worker_agreement
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0, 1], [1, 0, -1]])))
+    >>> indptr, neighbour, common, agree = worker_agreement(layout)
+    >>> indptr, neighbour
+    (array([0, 2, 4, 6]), array([1, 2, 0, 2, 0, 1], dtype=int32))
+    >>> common, agree  # workers 0 and 1 share both tasks and agree on the first
+    (array([2., 1., 2., 1., 1., 1.]), array([1., 0., 1., 0., 0., 0.]))
+    """
+    T, W = layout.n_tasks, layout.n_workers
+    task, worker, label = layout.task, layout.worker, layout.label
+
+    def co_votes(mask):
+        B = sp.csr_array((np.ones(int(mask.sum())), (task[mask], worker[mask])), shape=(T, W))
+        return (B.T @ B).tocoo()
+
+    everything = np.ones(layout.n_votes, dtype=bool)
+    common = co_votes(everything)
+    agreeing = [co_votes(label == k) for k in range(layout.n_classes)]
+    # keys of the pairs, sorted (CSR order); agreeing pairs are a subset of the common ones
+    key = common.row.astype(np.int64) * W + common.col
+    order = np.argsort(key, kind="stable")
+    key, n_common = key[order], common.data[order]
+    n_agree = np.zeros(len(key))
+    for a in agreeing:  # each holds a pair once
+        n_agree[np.searchsorted(key, a.row.astype(np.int64) * W + a.col)] += a.data
+    row, col = np.divmod(key, W)
+    off = row != col
+    indptr = np.zeros(W + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row[off], minlength=W), out=indptr[1:])
+    return indptr, col[off].astype(layout.worker.dtype), n_common[off], n_agree[off]
+
+
+def msr_step(indptr, neighbour, X, other, own, trimmed):
+    """One half-step of M-MSR: for every row ``j``, the trimmed mean of ``X[j, i] / other[i]``.
+
+    Around the row's current value ``own[j]``, the ``trimmed[j]`` largest values above it and
+    the ``trimmed[j]`` smallest below it are removed (all of them when fewer), and the rest
+    averaged; a row left empty keeps ``own[j]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation._mmsr import msr_step
+    >>> indptr, neighbour = np.array([0, 4]), np.array([0, 1, 2, 3])
+    >>> X = np.array([0.5, 0.6, 0.7, 90.0])  # one corrupted entry
+    >>> msr_step(indptr, neighbour, X, np.ones(4), np.array([0.6]), np.array([1]))
+    array([0.65])
+    >>> msr_step(indptr, neighbour, X, np.ones(4), np.array([0.6]), np.array([0]))
+    array([22.95])
+    """
+    trimmed = np.asarray(trimmed, dtype=np.int64)
+    out = np.empty(len(indptr) - 1)
+    if _engine() == "numba":
+        parallel = len(X) >= PARALLEL_MIN_VOTES
+        (_msr_parallel if parallel else _msr_serial)(indptr, neighbour, X, other, own, trimmed,
+                                                     np.empty(len(X)), out)
+        return out
+    rows = np.repeat(np.arange(len(out)), np.diff(indptr))
+    values = X / other[neighbour]
+    ordered = values[np.lexsort((values, rows))]
+    rank = np.arange(len(values)) - indptr[rows]
+    below = np.bincount(rows, weights=ordered < own[rows], minlength=len(out))
+    above = np.bincount(rows, weights=ordered > own[rows], minlength=len(out))
+    low = np.minimum(trimmed, below)
+    high = np.diff(indptr) - np.minimum(trimmed, above)
+    keep = (rank >= low[rows]) & (rank < high[rows])
+    total = np.bincount(rows, weights=np.where(keep, ordered, 0.0), minlength=len(out))
+    count = np.bincount(rows, weights=keep, minlength=len(out))
+    np.divide(total, count, out=out, where=count > 0)
+    out[count == 0] = own[count == 0]
+    return out
+
+
+def _signs(indptr, neighbour, C, s_abs):
+    """Signs of the reliabilities: each worker takes the sign of ``sum_i C_ij sign_i |s_i|``
+    over its neighbours, from all positive, until no sign changes (0 keeps the sign)."""
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    signs = np.ones(len(s_abs))
+    for _ in range(_MAX_SIGN_ROUNDS):
+        evidence = np.bincount(rows, weights=C * (signs * s_abs)[neighbour],
+                               minlength=len(signs))
+        new = np.where(evidence < 0, -1.0, np.where(evidence > 0, 1.0, signs))
+        if np.array_equal(new, signs):
+            break
+        signs = new
+    return signs
+
+
+if numba is not None:
+    prange = numba.prange
+
+    @_jit(parallel=False, inline="always")
+    def _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out):
+        start, stop = indptr[j], indptr[j + 1]
+        n = stop - start
+        if n == 0:
+            out[j] = own[j]
+            return
+        for p in range(start, stop):
+            buffer[p] = X[p] / other[neighbour[p]]
+        values = buffer[start:stop]
+        values.sort()
+        a = own[j]
+        below = 0
+        above = 0
+        for p in range(n):
+            if values[p] < a:
+                below += 1
+            elif values[p] > a:
+                above += 1
+        low = min(trimmed[j], below)
+        high = n - min(trimmed[j], above)
+        if high <= low:
+            out[j] = a
+            return
+        total = 0.0
+        for p in range(low, high):
+            total += values[p]
+        out[j] = total / (high - low)
+
+    @_jit(parallel=False)
+    def _msr_serial(indptr, neighbour, X, other, own, trimmed, buffer, out):
+        for j in range(indptr.shape[0] - 1):
+            _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out)
+
+    @_jit
+    def _msr_parallel(indptr, neighbour, X, other, own, trimmed, buffer, out):
+        for j in prange(indptr.shape[0] - 1):
+            _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out)
