@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import Integral, Interval, Real
 
-from ._weighted_vote import BaseWeightedVote, agreement_credit, fill_unassessed
+from ._weighted_vote import BaseWeightedVote, fill_unassessed
+from .kernels import agreement_credit
 
 
 class ZeroBasedSkill(BaseWeightedVote):

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd.aggregation import KOS, MajorityVote, _kernels, _kos
+from skcrowd.aggregation import KOS, MajorityVote
 from skcrowd.datasets import simulate_annotators
 
 
@@ -180,18 +180,3 @@ def test_single_votes_give_majority_vote():
     kos = KOS(random_state=0).fit(votes)
     np.testing.assert_array_equal(kos.reliabilities_, 1.0)
     np.testing.assert_array_equal(kos.predict(votes), [0, 1, 1, 0, 1])
-
-
-@pytest.mark.parametrize("parallel", [False, True])
-def test_numba_and_numpy_engines_agree(votes, parallel, monkeypatch):
-    pytest.importorskip("numba")
-    votes, _ = votes
-    if parallel:
-        monkeypatch.setattr(_kos, "PARALLEL_MIN_VOTES", 0)
-    fitted = {}
-    for engine in ("numba", "numpy"):
-        monkeypatch.setattr(_kernels, "ENGINE", engine)
-        fitted[engine] = KOS(random_state=0).fit(votes)
-    np.testing.assert_allclose(fitted["numba"].reliabilities_, fitted["numpy"].reliabilities_,
-                               rtol=1e-10)
-    assert fitted["numba"].n_iter_ == fitted["numpy"].n_iter_

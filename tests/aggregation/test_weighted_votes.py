@@ -1,18 +1,15 @@
-"""Wawa, ZeroBasedSkill and MMSR: hand-computed cases, engines, recovery of simulated truth.
+"""Wawa, ZeroBasedSkill and MMSR: hand-computed cases, recovery of simulated truth.
 
 The behaviour they share with every aggregator (formats, bad input, pickling, extreme data) is
-tested in test_aggregators.py; KOS (binary only) in test_kos.py.
+tested in test_aggregators.py, their kernels in kernels/, the engines' agreement in
+kernels/test_engine.py; KOS (binary only) in test_kos.py.
 """
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
-from skcrowd import check_votes
-from skcrowd.aggregation import MMSR, KOS, MajorityVote, Wawa, ZeroBasedSkill, _kernels
-from skcrowd.aggregation import _mmsr, _weighted_vote
-from skcrowd.aggregation._kernels import BlockLayout
-from skcrowd.aggregation._weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote
+from skcrowd.aggregation import KOS, MMSR, MajorityVote, Wawa, ZeroBasedSkill, _mmsr
 from skcrowd.datasets import simulate_annotators
 
 # task 0 is a tie; worker 2 disagrees with the majority on task 1
@@ -61,56 +58,6 @@ def test_zero_based_skill_verbose(capsys):
     ZeroBasedSkill(verbose=2).fit(TIED)
     out = capsys.readouterr().out
     assert "Iteration 1: largest skill change" in out and "ZeroBasedSkill: 2 iterations" in out
-
-
-def test_agreement_credit_splits_ties_over_voted_classes_only():
-    layout = BlockLayout(check_votes(np.array([[0, 1, 2, -1], [2, 2, -1, -1]]), n_classes=4))
-    # task 0: a three-way tie; task 1: workers 0 and 1 agree on class 2 (class 3: nobody)
-    credit = agreement_credit(layout, np.ones(4))
-    np.testing.assert_allclose(credit, [1 / 3 + 1, 1 / 3 + 1, 1 / 3, 0])
-    # every vote weighs 0: the voted classes tie (unvoted class 3 is never a winner)
-    np.testing.assert_allclose(agreement_credit(layout, np.zeros(4)), credit)
-    layout = BlockLayout(check_votes(np.array([[0, 1, 1]]), n_classes=3))
-    np.testing.assert_allclose(agreement_credit(layout, np.zeros(3)), [1 / 2, 1 / 2, 1 / 2])
-
-
-def test_weighted_vote_shares_and_softmax_by_hand():
-    layout = BlockLayout(check_votes(np.array([[0, 1, 2], [0, -1, -1]]), n_classes=3))
-    priors = np.array([0.2, 0.3, 0.5])
-    proba, log_norm = weighted_vote(layout, np.array([2.0, -1.0, 0.0]), priors, kind=SHARES)
-    assert log_norm is None
-    # worker 0 gives 2 to class 0; worker 1 (negative) gives 1/2 to classes 0 and 2
-    np.testing.assert_allclose(proba[0], [2.5 / 3, 0, 0.5 / 3])
-    np.testing.assert_allclose(proba[1], [1, 0, 0])
-    zero, _ = weighted_vote(layout, np.zeros(3), priors, kind=SHARES)
-    np.testing.assert_allclose(zero, [priors, priors])  # votes that weigh nothing
-    log_priors = np.log(priors)
-    proba, log_norm = weighted_vote(layout, np.array([2.0, -1.0, 0.0]), log_priors, kind=SOFTMAX)
-    scores = log_priors + np.array([2.0, -1.0, 0.0])
-    np.testing.assert_allclose(proba[0], np.exp(scores) / np.exp(scores).sum())
-    np.testing.assert_allclose(log_norm[0], np.log(np.exp(scores).sum()))
-
-
-def test_worker_agreement_and_msr_step_by_hand():
-    layout = BlockLayout(check_votes(np.array([[0, 0, 1], [1, 0, -1], [1, 1, 1]])))
-    indptr, neighbour, common, agree = _mmsr.worker_agreement(layout)
-    np.testing.assert_array_equal(indptr, [0, 2, 4, 6])
-    np.testing.assert_array_equal(neighbour, [1, 2, 0, 2, 0, 1])
-    np.testing.assert_array_equal(common, [3, 2, 3, 2, 2, 2])
-    np.testing.assert_array_equal(agree, [2, 1, 2, 1, 1, 1])
-    # trimmed means around the current value 1.0, one value off each side
-    values = np.array([0.2, 0.9, 1.0, 1.1, 5.0])
-    out = _mmsr.msr_step(np.array([0, 5]), np.arange(5), values, np.ones(5), np.array([1.0]),
-                         np.array([1]))
-    assert out[0] == pytest.approx((0.9 + 1.0 + 1.1) / 3)
-    # two values below, none above: trim one below, keep the rest
-    out = _mmsr.msr_step(np.array([0, 3]), np.arange(3), np.array([0.2, 0.5, 1.0]), np.ones(3),
-                         np.array([2.0]), np.array([1]))
-    assert out[0] == pytest.approx(0.75)
-    # an empty row keeps its value
-    out = _mmsr.msr_step(np.array([0, 0]), np.arange(0), np.empty(0), np.ones(1),
-                         np.array([0.3]), np.array([1]))
-    assert out[0] == 0.3
 
 
 def _rank_one(s):
@@ -175,29 +122,6 @@ def test_mmsr_warns_when_not_converged(make_votes):
     with pytest.warns(Warning, match="MMSR did not converge in max_iter=1"):
         fitted = MMSR(max_iter=1, random_state=0).fit(votes)
     assert fitted.n_iter_ == 1 and not fitted.converged_
-
-
-# -- engines and drivers --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("model", [Wawa(), ZeroBasedSkill(), MMSR(random_state=0)], ids=type)
-@pytest.mark.parametrize("parallel", [False, True])
-def test_numba_and_numpy_engines_agree(model, parallel, make_votes, monkeypatch):
-    pytest.importorskip("numba")
-    votes = make_votes(3, 120, 15, accuracy=0.6, empty_task=5)
-    if parallel:  # the parallel numba drivers on a small block
-        for module in (_weighted_vote, _mmsr):
-            monkeypatch.setattr(module, "PARALLEL_MIN_VOTES", 0)
-    fitted = {}
-    for engine in ("numba", "numpy"):
-        monkeypatch.setattr(_kernels, "ENGINE", engine)
-        fitted[engine] = clone(model).fit(votes)
-        fitted[engine].proba = fitted[engine].predict_proba(votes)
-    a, b = fitted["numba"], fitted["numpy"]
-    np.testing.assert_allclose(a.proba, b.proba, rtol=1e-12, atol=1e-14)
-    for name in ("skills_", "accuracies_", "n_iter_"):
-        if hasattr(a, name):
-            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12)
 
 
 # -- recovery of simulated truth ------------------------------------------------------------

@@ -23,7 +23,11 @@ Modules:
   its M-step (:func:`ds_block_statistics`, :func:`ds_log_confusions`, ...);
 - ``glad``: the GLAD E-step fused with the gradients of its M-step, and the
   per-task difficulty search (:func:`glad_block_statistics`,
-  :func:`glad_task_difficulties`, ...).
+  :func:`glad_task_difficulties`, ...);
+- ``weighted_vote``: the soft labels of a weighted majority vote and each
+  worker's agreement with it (Wawa, ZeroBasedSkill, KOS, MMSR);
+- ``kos``: one iteration of KOS's message passing;
+- ``mmsr``: the workers' agreement counts and M-MSR's trimmed means.
 
 A new model adds one module here, named for it, whose public kernels take a
 :class:`BlockLayout` and the parameters, branch on ``_engine()`` at each call
@@ -79,6 +83,9 @@ from .glad import (
     glad_gradients,
     glad_task_difficulties,
 )
+from .kos import kos_iteration
+from .mmsr import msr_step, worker_agreement
+from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote
 
 ENGINE = "numba" if numba is not None else "numpy"
 
@@ -99,4 +106,11 @@ __all__ = [
     "glad_gradients",
     "glad_task_difficulties",
     "LOG_BETA_BOUND",
+    "SHARES",
+    "SOFTMAX",
+    "weighted_vote",
+    "agreement_credit",
+    "kos_iteration",
+    "worker_agreement",
+    "msr_step",
 ]

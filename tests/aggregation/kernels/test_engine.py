@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
+from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation.kernels import (
+    SOFTMAX,
     BlockLayout,
+    agreement_credit,
     ds_block_statistics,
     ds_e_step,
     ds_log_confusions,
@@ -17,8 +20,12 @@ from skcrowd.aggregation.kernels import (
     glad_block_statistics,
     glad_gradients,
     glad_task_difficulties,
+    kos_iteration,
+    msr_step,
     naive_soft_labels,
     row_argmax,
+    weighted_vote,
+    worker_agreement,
 )
 
 from ._crowds import random_log_confusions, random_votes
@@ -37,6 +44,8 @@ def test_engines_agree_on_every_kernel(monkeypatch):
     log_task_priors = np.log(rng.dirichlet(np.ones(4), size=votes.n_tasks))
     log_task_priors[5::7] = -np.inf  # known tasks, task 5 (no votes) among them
     log_task_priors[5::7, 1] = np.log(0.4)
+    indptr, neighbour = worker_agreement(layout)[:2]
+    pair_values = rng.random(len(neighbour))
     results = {}
     for engine in ("numba", "numpy"):
         monkeypatch.setattr(kernels, "ENGINE", engine)
@@ -56,8 +65,47 @@ def test_engines_agree_on_every_kernel(monkeypatch):
                                    log_task_priors=log_task_priors),
             *glad_task_difficulties(layout, abilities, log_priors,
                                     log_task_priors=log_task_priors),
+            weighted_vote(layout, abilities, np.exp(log_priors))[0],
+            *weighted_vote(layout, abilities, log_priors, kind=SOFTMAX),
+            agreement_credit(layout, np.abs(abilities)),
+            *worker_agreement(layout),
+            msr_step(indptr, neighbour, pair_values, np.exp(abilities), abilities,
+                     np.arange(votes.n_workers) % 3),
         ]
     for a, b in zip(results["numba"], results["numpy"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+def test_engines_agree_on_kos_iterations(monkeypatch):
+    votes = random_votes(np.random.default_rng(4), n_tasks=80, n_workers=9, K=2)
+    layout = BlockLayout(votes)
+    sign = 2.0 * layout.label - 1
+    results = {}
+    for engine in ("numba", "numpy"):
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        y, x = np.random.default_rng(5).normal(1, 1, votes.n_votes), np.empty(votes.n_votes)
+        results[engine] = [kos_iteration(layout, sign, y, x)[0] for _ in range(3)] + [y, x]
+    for a, b in zip(results["numba"], results["numpy"]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+@pytest.mark.parametrize("model", [Wawa(), ZeroBasedSkill(), MMSR(random_state=0),
+                                   KOS(random_state=0, max_iter=15, tol=0)], ids=type)
+def test_engines_agree_on_weighted_votes(model, monkeypatch):
+    rng = np.random.default_rng(3)
+    K = 2 if isinstance(model, KOS) else 4
+    votes = rng.integers(K, size=(120, 10))
+    votes[rng.random(votes.shape) < 0.6] = -1
+    fitted = {}
+    for engine in ("numba", "numpy"):
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        m = model.fit(votes)
+        fitted[engine] = [m.predict_proba(votes)] + [
+            getattr(m, name) for name in ("skills_", "reliabilities_", "accuracies_", "n_iter_")
+            if hasattr(m, name)]
+    for a, b in zip(fitted["numba"], fitted["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 

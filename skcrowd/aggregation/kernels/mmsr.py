@@ -1,0 +1,145 @@
+"""M-MSR kernels: the workers' agreement counts, and the trimmed means of one M-MSR half-step.
+
+numpy engine: the co-vote counts are scipy.sparse products (both engines); the trimmed means
+sort every row's values at once (``np.lexsort``) and sum the kept ones with ``np.bincount``.
+numba engine: each row sorted in place and summed, parallel over rows; the kept values are
+added in the same (sorted) order by both engines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._common import _engine, _jit, _parallel, numba
+
+
+def worker_agreement(layout):
+    """Pairs of workers who voted on common tasks, and how often they agreed.
+
+    Returns
+    -------
+    indptr : ndarray of shape (n_workers + 1,)
+        The pairs of worker ``j`` are ``indptr[j]:indptr[j + 1]`` (CSR, no diagonal).
+    neighbour : ndarray of shape (n_pairs,)
+        The other worker of each pair (sorted within a row).
+    common, agree : ndarray of shape (n_pairs,)
+        Number of tasks both voted on; number of those on which they gave the same label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, worker_agreement
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0, 1], [1, 0, -1]])))
+    >>> indptr, neighbour, common, agree = worker_agreement(layout)
+    >>> indptr, neighbour
+    (array([0, 2, 4, 6]), array([1, 2, 0, 2, 0, 1], dtype=int32))
+    >>> common, agree  # workers 0 and 1 share both tasks and agree on the first
+    (array([2., 1., 2., 1., 1., 1.]), array([1., 0., 1., 0., 0., 0.]))
+    """
+    T, W = layout.n_tasks, layout.n_workers
+    task, worker, label = layout.task, layout.worker, layout.label
+
+    def co_votes(mask):
+        B = sp.csr_array((np.ones(int(mask.sum())), (task[mask], worker[mask])), shape=(T, W))
+        return (B.T @ B).tocoo()
+
+    everything = np.ones(layout.n_votes, dtype=bool)
+    common = co_votes(everything)
+    agreeing = [co_votes(label == k) for k in range(layout.n_classes)]
+    # keys of the pairs, sorted (CSR order); agreeing pairs are a subset of the common ones
+    key = common.row.astype(np.int64) * W + common.col
+    order = np.argsort(key, kind="stable")
+    key, n_common = key[order], common.data[order]
+    n_agree = np.zeros(len(key))
+    for a in agreeing:  # each holds a pair once
+        n_agree[np.searchsorted(key, a.row.astype(np.int64) * W + a.col)] += a.data
+    row, col = np.divmod(key, W)
+    off = row != col
+    indptr = np.zeros(W + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row[off], minlength=W), out=indptr[1:])
+    return indptr, col[off].astype(layout.worker.dtype), n_common[off], n_agree[off]
+
+
+def msr_step(indptr, neighbour, X, other, own, trimmed):
+    """One half-step of M-MSR: for every row ``j``, the trimmed mean of ``X[j, i] / other[i]``.
+
+    Around the row's current value ``own[j]``, the ``trimmed[j]`` largest values above it and
+    the ``trimmed[j]`` smallest below it are removed (all of them when fewer), and the rest
+    averaged; a row left empty keeps ``own[j]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import msr_step
+    >>> indptr, neighbour = np.array([0, 4]), np.array([0, 1, 2, 3])
+    >>> X = np.array([0.5, 0.6, 0.7, 90.0])  # one corrupted entry
+    >>> msr_step(indptr, neighbour, X, np.ones(4), np.array([0.6]), np.array([1]))
+    array([0.65])
+    >>> msr_step(indptr, neighbour, X, np.ones(4), np.array([0.6]), np.array([0]))
+    array([22.95])
+    """
+    trimmed = np.asarray(trimmed, dtype=np.int64)
+    out = np.empty(len(indptr) - 1)
+    if _engine() == "numba":
+        driver = _msr_parallel if _parallel(len(X)) else _msr_serial
+        driver(indptr, neighbour, X, other, own, trimmed, np.empty(len(X)), out)
+        return out
+    rows = np.repeat(np.arange(len(out)), np.diff(indptr))
+    values = X / other[neighbour]
+    ordered = values[np.lexsort((values, rows))]
+    rank = np.arange(len(values)) - indptr[rows]
+    below = np.bincount(rows, weights=ordered < own[rows], minlength=len(out))
+    above = np.bincount(rows, weights=ordered > own[rows], minlength=len(out))
+    low = np.minimum(trimmed, below)
+    high = np.diff(indptr) - np.minimum(trimmed, above)
+    keep = (rank >= low[rows]) & (rank < high[rows])
+    total = np.bincount(rows, weights=np.where(keep, ordered, 0.0), minlength=len(out))
+    count = np.bincount(rows, weights=keep, minlength=len(out))
+    np.divide(total, count, out=out, where=count > 0)
+    out[count == 0] = own[count == 0]
+    return out
+
+
+if numba is not None:
+    prange = numba.prange
+
+    @_jit(parallel=False, inline="always")
+    def _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out):
+        start, stop = indptr[j], indptr[j + 1]
+        n = stop - start
+        if n == 0:
+            out[j] = own[j]
+            return
+        for p in range(start, stop):
+            buffer[p] = X[p] / other[neighbour[p]]
+        values = buffer[start:stop]
+        values.sort()
+        a = own[j]
+        below = 0
+        above = 0
+        for p in range(n):
+            if values[p] < a:
+                below += 1
+            elif values[p] > a:
+                above += 1
+        low = min(trimmed[j], below)
+        high = n - min(trimmed[j], above)
+        if high <= low:
+            out[j] = a
+            return
+        total = 0.0
+        for p in range(low, high):
+            total += values[p]
+        out[j] = total / (high - low)
+
+    @_jit(parallel=False)
+    def _msr_serial(indptr, neighbour, X, other, own, trimmed, buffer, out):
+        for j in range(indptr.shape[0] - 1):
+            _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out)
+
+    @_jit
+    def _msr_parallel(indptr, neighbour, X, other, own, trimmed, buffer, out):
+        for j in prange(indptr.shape[0] - 1):
+            _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out)
