@@ -1,10 +1,10 @@
-"""Speed, accuracy and memory of skcrowd's EM aggregators against crowd-kit and peerannot.
+"""Speed, accuracy and memory of skcrowd's aggregators against crowd-kit and peerannot.
 
-Synthetic crowd: K=10 classes, 5 distinct workers per task out of ``--n-workers`` (default
-1000), each worker right with a probability drawn in [0.4, 0.95] and otherwise answering one of
-the other classes uniformly. Every method runs the same number of EM iterations (``--iters``,
-default 50) with convergence checks off, in its own child process, whose peak resident memory
-(``ru_maxrss``) is reported:
+Synthetic crowd: K=10 classes (K=2 for KOS, a binary method), 5 distinct workers per task out
+of ``--n-workers`` (default 1000), each worker right with a probability drawn in [0.4, 0.95]
+and otherwise answering one of the other classes uniformly. Every method runs the same number
+of iterations (``--iters``, default 50) with convergence checks off, in its own child process,
+whose peak resident memory (``ru_maxrss``) is reported:
 
 - ``skcrowd-ds`` / ``skcrowd-glad``: :class:`skcrowd.aggregation.DawidSkene` / ``GLAD`` with
   ``tol=0, max_iter=iters`` on a ``scipy.sparse.coo_array`` of votes, numba kernels;
@@ -21,6 +21,19 @@ default 50) with convergence checks off, in its own child process, whose peak re
   ``--competitor-python`` (a virtual environment holding crowd-kit, peerannot and cleanlab).
   crowd-kit GLAD only up to
   ``--max-crowdkit-glad`` votes (default 1e5; it takes over 1200 s at 1e6).
+- ``skcrowd-wawa``, ``skcrowd-zbs``, ``skcrowd-kos``, ``skcrowd-mmsr`` (and ``-numpy``
+  variants): ``Wawa()``, ``ZeroBasedSkill(max_iter=iters, tol=0)``, ``KOS(max_iter=iters,
+  tol=0, random_state=0)``, ``MMSR(max_iter=iters, tol=0, random_state=0)``; against
+  crowd-kit's ``Wawa()``, ``ZeroBasedSkill(n_iter=iters)``, ``KOS(n_iter=iters)`` (which stops
+  early if its messages pass 1e300) and ``MMSR(n_iter=iters, tol=-inf)`` (``crowdkit-wawa``
+  ...), whose ``check_is_fitted`` calls are patched for scikit-learn >= 1.6
+  (``_competitors.py``). crowd-kit's MMSR builds a dense workers x tasks matrix, loops over
+  every pair of workers in Python and determines the signs on a dense matrix of the signed
+  graph of worker pairs (2.6 GB at 1e4 votes of 1000 workers, quadratic in the number of
+  pairs): it runs only up to ``--max-crowdkit-mmsr`` votes (default 1e4); measure it at 1e6
+  votes with fewer workers (``--n-workers 100 --max-crowdkit-mmsr 1e6``). ``peerannot-wawa``:
+  peerannot's ``Wawa(answers, n_classes, n_workers=W).run()``. Wawa has no iterations: its
+  ``s/iter`` is the whole fit.
 - ``peerannot-ds`` / ``peerannot-glad``: peerannot's ``DawidSkene(answers, n_workers,
   n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K, n_workers=W,
   dataset=<temporary folder>).run(epsilon=0, maxiter=iters)`` (its ``run`` writes the fitted
@@ -29,7 +42,8 @@ default 50) with convergence checks off, in its own child process, whose peak re
   its GLAD a dense tasks x workers matrix and loops in Python, so they run only up to
   ``--max-peerannot`` votes (default 1e4: its DS took 348 s for 50 iterations there).
 
-``s/iter`` is the whole fit time (input conversion included) divided by the iterations run;
+``s/iter`` is the whole ``fit_predict`` time (input conversion included) divided by the
+iterations run;
 ``ratio`` is crowd-kit's ``s/iter`` (same model, same size) divided by the method's. The slowest
 competitors can be given fewer iterations (``--iters-for crowdkit-glad=10``): their cost per
 iteration does not depend on the iteration, so ``s/iter`` stays comparable.
@@ -42,6 +56,10 @@ Usage::
     python benchmarks/aggregation.py                                  # 1e4 1e5 1e6
     python benchmarks/aggregation.py --votes 1e4 1e5 1e6 1e7 --iters 50
     python benchmarks/aggregation.py --votes 1e6 --methods skcrowd-ds crowdkit-ds
+    python benchmarks/aggregation.py --votes 1e6 --methods skcrowd-wawa crowdkit-wawa \
+        skcrowd-zbs crowdkit-zbs skcrowd-kos crowdkit-kos
+    python benchmarks/aggregation.py --votes 1e6 --n-workers 100 --max-crowdkit-mmsr 1e6 \
+        --methods skcrowd-mmsr crowdkit-mmsr
     python benchmarks/aggregation.py --votes 1e4 1e5 --iters-for crowdkit-glad=10 peerannot-ds=10
     python benchmarks/aggregation.py --memory-check
 
@@ -66,8 +84,24 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 N_CLASSES = 10
 VOTES_PER_TASK = 5
-SKCROWD_METHODS = ("skcrowd-ds", "skcrowd-ds-numpy", "skcrowd-glad", "skcrowd-glad-numpy")
-COMPETITOR_METHODS = ("crowdkit-ds", "crowdkit-glad", "peerannot-ds", "peerannot-glad")
+# model key -> skcrowd class name, crowd-kit class name and its iteration parameters
+MODELS = {
+    "ds": ("DawidSkene", {"tol": -np.inf}),
+    "glad": ("GLAD", {"tol": -np.inf}),
+    "wawa": ("Wawa", None),
+    "zbs": ("ZeroBasedSkill", {}),
+    "kos": ("KOS", {}),
+    "mmsr": ("MMSR", {"tol": -np.inf}),
+}
+SKCROWD_METHODS = tuple(f"skcrowd-{m}{e}" for m in MODELS for e in ("", "-numpy"))
+COMPETITOR_METHODS = (*(f"crowdkit-{m}" for m in MODELS),
+                      "peerannot-ds", "peerannot-glad", "peerannot-wawa")
+BINARY_MODELS = ("kos",)
+
+
+def model_key(method):
+    """``"skcrowd-zbs-numpy"`` -> ``"zbs"``."""
+    return method.split("-")[1]
 
 
 # ---------------------------------------------------------------------------
@@ -75,11 +109,11 @@ COMPETITOR_METHODS = ("crowdkit-ds", "crowdkit-glad", "peerannot-ds", "peerannot
 # ---------------------------------------------------------------------------
 
 
-def simulate(n_votes, n_workers, seed=0):
+def simulate(n_votes, n_workers, seed=0, n_classes=N_CLASSES):
     """Task-sorted triplets (int32) and the true class of each task."""
     rng = np.random.default_rng(seed)
     n_tasks = n_votes // VOTES_PER_TASK
-    truth = rng.integers(N_CLASSES, size=n_tasks, dtype=np.int32)
+    truth = rng.integers(n_classes, size=n_tasks, dtype=np.int32)
     # distinct workers per task: redraw the rows that hold a repeated worker
     workers = rng.integers(n_workers, size=(n_tasks, VOTES_PER_TASK), dtype=np.int32)
     while True:
@@ -92,7 +126,7 @@ def simulate(n_votes, n_workers, seed=0):
     task = np.repeat(np.arange(n_tasks, dtype=np.int32), VOTES_PER_TASK)
     worker = workers.ravel()
     right = rng.random(n_votes) < accuracy[worker]
-    wrong = (truth[task] + rng.integers(1, N_CLASSES, size=n_votes, dtype=np.int32)) % N_CLASSES
+    wrong = (truth[task] + rng.integers(1, n_classes, size=n_votes, dtype=np.int32)) % n_classes
     label = np.where(right, truth[task], wrong).astype(np.int32)
     return task, worker, label, truth
 
@@ -114,28 +148,40 @@ def run_skcrowd(method, data, iters):
     sys.path.insert(0, str(REPO))
     from sklearn.exceptions import ConvergenceWarning
 
-    from skcrowd.aggregation import GLAD, DawidSkene, kernels
+    from skcrowd import aggregation
+    from skcrowd.aggregation import kernels
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     kernels.ENGINE = "numpy" if method.endswith("-numpy") else "numba"
-    model = DawidSkene if "-ds" in method else GLAD
+    name, iteration_params = MODELS[model_key(method)]
+    cls = getattr(aggregation, name)
+
+    def model(max_iter):
+        if iteration_params is None:  # no iterations
+            return cls()
+        params = {"max_iter": max_iter, "tol": 0}
+        if "random_state" in cls().get_params():
+            params["random_state"] = 0
+        return cls(**params)
+
     task, worker, label, truth = data["task"], data["worker"], data["label"], data["truth"]
     shape = (len(truth), int(data["n_workers"]))
     votes = sp.coo_array((label, (task, worker)), shape=shape)
 
     start = time.perf_counter()  # same votes, so the same (serial or parallel) kernels load
-    model(max_iter=2, tol=0).fit(votes)
+    model(2).fit_predict(votes)
     warm_up = time.perf_counter() - start
 
     start = time.perf_counter()
-    fitted = model(max_iter=iters, tol=0).fit(votes)
+    fitted = model(iters)
+    labels = fitted.fit_predict(votes)
     total = time.perf_counter() - start
-    accuracy = float(np.mean(fitted.predict(votes) == truth))
-    result = {"total_s": total, "iters": fitted.n_iter_, "accuracy": accuracy,
+    accuracy = float(np.mean(labels == truth))
+    result = {"total_s": total, "iters": getattr(fitted, "n_iter_", 1), "accuracy": accuracy,
               "warm_up_s": warm_up}
-    if iters > 1:
+    if iters > 1 and iteration_params is not None:
         start = time.perf_counter()
-        model(max_iter=1, tol=0).fit(votes)
+        model(1).fit_predict(votes)
         result["loop_s_per_iter"] = (total - (time.perf_counter() - start)) / (iters - 1)
     return result
 
@@ -146,17 +192,22 @@ def run_crowdkit(method, data, iters):
     import pandas as pd
 
     warnings.simplefilter("ignore")
-    from crowdkit.aggregation import GLAD, DawidSkene
+    import crowdkit.aggregation as ck
+    from _competitors import patch_crowdkit_fitted_check
 
+    patch_crowdkit_fitted_check()
+    name, iteration_params = MODELS[model_key(method)]
     frame = pd.DataFrame({"task": data["task"], "worker": data["worker"], "label": data["label"]})
-    model = (DawidSkene if method == "crowdkit-ds" else GLAD)(n_iter=iters, tol=-np.inf)
+    params = {} if iteration_params is None else {"n_iter": iters, **iteration_params}
+    model = getattr(ck, name)(**params)
     start = time.perf_counter()
     labels = model.fit_predict(frame)
     total = time.perf_counter() - start
     truth = data["truth"]
     accuracy = float(np.mean(labels.reindex(np.arange(len(truth))).to_numpy() == truth))
     history = getattr(model, "loss_history_", None)
-    return {"total_s": total, "iters": len(history) if history else iters, "accuracy": accuracy}
+    n_iter = 1 if iteration_params is None else len(history) if history else iters
+    return {"total_s": total, "iters": n_iter, "accuracy": accuracy}
 
 
 def run_peerannot(method, data, iters):
@@ -169,6 +220,7 @@ def run_peerannot(method, data, iters):
 
     from peerannot.models.aggregation.dawid_skene import DawidSkene
     from peerannot.models.aggregation.glad import GLAD
+    from peerannot.models.aggregation.wawa import Wawa
 
     answers = {}
     for t, w, lab in zip(data["task"].tolist(), data["worker"].tolist(), data["label"].tolist()):
@@ -176,15 +228,21 @@ def run_peerannot(method, data, iters):
     n_workers = int(data["n_workers"])
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
+        n_classes = int(data["n_classes"])
         if method == "peerannot-ds":
-            model = DawidSkene(answers=answers, n_workers=n_workers, n_classes=N_CLASSES)
+            model = DawidSkene(answers=answers, n_workers=n_workers, n_classes=n_classes)
             _, n_iter = model.run(epsilon=0.0, maxiter=iters)
+        elif method == "peerannot-wawa":
+            model = Wawa(answers, n_classes=n_classes, n_workers=n_workers)
+            model.run()
+            n_iter = 1
         else:
-            model = GLAD(answers, n_classes=N_CLASSES, n_workers=n_workers,
+            model = GLAD(answers, n_classes=n_classes, n_workers=n_workers,
                          dataset=Path(tempfile.mkdtemp(prefix="peerannot-glad-")))
             model.run(epsilon=0.0, maxiter=iters)
             n_iter = iters
-        labels = np.argmax(model.get_probas(), axis=1)
+        labels = (model.get_answers() if method == "peerannot-wawa"
+                  else np.argmax(model.get_probas(), axis=1))
     total = time.perf_counter() - start
     truth = data["truth"]
     return {"total_s": total, "iters": n_iter, "accuracy": float(np.mean(labels == truth))}
@@ -243,7 +301,9 @@ def _spawn(python, argv, timeout):
 def _runs(method, n_votes, args):
     if method == "crowdkit-glad" and n_votes > args.max_crowdkit_glad:
         return False
-    if method.startswith("peerannot") and n_votes > args.max_peerannot:
+    if method == "crowdkit-mmsr" and n_votes > args.max_crowdkit_mmsr:
+        return False
+    if method in ("peerannot-ds", "peerannot-glad") and n_votes > args.max_peerannot:
         return False
     return True
 
@@ -285,6 +345,7 @@ def main(argv=None):
     parser.add_argument("--n-workers", type=int, default=1000)
     parser.add_argument("--competitor-python", default="/tmp/benchenv/bin/python")
     parser.add_argument("--max-crowdkit-glad", type=float, default=1e5)
+    parser.add_argument("--max-crowdkit-mmsr", type=float, default=1e4)
     parser.add_argument("--max-peerannot", type=float, default=1e4)
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--memory-check", action="store_true")
@@ -325,27 +386,32 @@ def main(argv=None):
                   f"(set-up included), accuracy {result['accuracy']:.4f}")
         return None
 
-    print(f"Synthetic crowd: K={N_CLASSES}, {VOTES_PER_TASK} votes per task, "
-          f"{args.n_workers} workers, {args.iters} EM iterations"
+    print(f"Synthetic crowd: K={N_CLASSES} (KOS: 2), {VOTES_PER_TASK} votes per task, "
+          f"{args.n_workers} workers, {args.iters} iterations"
           + (f" ({', '.join(args.iters_for)})" if args.iters_for else "") + ".")
     print(f"Load average at start: {os.getloadavg()[0]:.1f} (2 cores).")
     rows = []
     with tempfile.TemporaryDirectory(prefix="skcrowd-bench-") as tmp:
         for n_votes in (int(v) for v in args.votes):
-            path = Path(tmp) / f"votes-{n_votes}.npz"
-            task, worker, label, truth = simulate(n_votes, args.n_workers)
-            np.savez(path, task=task, worker=worker, label=label, truth=truth,
-                     n_workers=args.n_workers)
-            del task, worker, label, truth
+            paths = {}
+            for n_classes in (N_CLASSES, 2):
+                if n_classes == 2 and not any(model_key(m) in BINARY_MODELS for m in args.methods):
+                    continue
+                path = paths[n_classes] = Path(tmp) / f"votes-{n_votes}-K{n_classes}.npz"
+                task, worker, label, truth = simulate(n_votes, args.n_workers,
+                                                      n_classes=n_classes)
+                np.savez(path, task=task, worker=worker, label=label, truth=truth,
+                         n_workers=args.n_workers, n_classes=n_classes)
+                del task, worker, label, truth
             for method in args.methods:
                 if not _runs(method, n_votes, args):
                     continue
+                path = paths[2 if model_key(method) in BINARY_MODELS else N_CLASSES]
                 python = sys.executable if method.startswith("skcrowd") else args.competitor_python
                 iters = iters_for.get(method, args.iters)
                 result = _spawn(python, ["--child", "--method", method, "--data", str(path),
                                          "--iters", str(iters)], args.timeout)
-                result.update(method=method, n_votes=n_votes,
-                              model="ds" if "-ds" in method else "glad")
+                result.update(method=method, n_votes=n_votes, model=model_key(method))
                 rows.append(result)
                 print(f"  done: {method} at {n_votes:.0e} votes: {json.dumps(result)}",
                       file=sys.stderr, flush=True)

@@ -276,29 +276,15 @@ def _alarm(signum, frame):
     raise _Timeout
 
 
-def _patch_crowdkit_fitted_check():
-    """crowd-kit 1.4.2's Wawa, ZeroBasedSkill and GoldMajorityVote call scikit-learn's
-    ``check_is_fitted`` on their attrs classes, which scikit-learn >= 1.6 rejects (they have no
-    ``__sklearn_tags__``); give those modules a plain check of the named attribute instead."""
-    import importlib
-
-    def check_is_fitted(estimator, attributes):
-        if getattr(estimator, attributes, None) is None:
-            raise RuntimeError(f"{type(estimator).__name__} is not fitted")
-
-    for module in ("wawa", "zero_based_skill", "gold_majority_vote"):
-        module = importlib.import_module(f"crowdkit.aggregation.classification.{module}")
-        if hasattr(module, "check_is_fitted"):
-            module.check_is_fitted = check_is_fitted
-
-
 def crowdkit_child(args):
     """Run crowd-kit's methods on the saved crowd; print one JSON line of results."""
     warnings.simplefilter("ignore")
     import crowdkit.aggregation as ck
     import pandas as pd
 
-    _patch_crowdkit_fitted_check()
+    from _competitors import patch_crowdkit_fitted_check
+
+    patch_crowdkit_fitted_check()
     data = np.load(args.crowd)
     frame = pd.DataFrame({"task": data["task"], "worker": data["worker"], "label": data["label"]})
     gold_task, gold = data["gold_task"], data["gold_label"]

@@ -36,8 +36,8 @@ class KOS(BaseWeightedVote):
     ``predict`` and ``predict_proba`` label new tasks of the fitted workers exactly as the
     message passing would, and label the fitted tasks (``fit_predict``) by the sum of the KOS
     decisions of the last two iterations (identical signs once the messages' directions have
-    converged). Iterations stop after ``max_iter`` or when no normalized reliability moves
-    by more than ``tol``.
+    converged). Iterations stop after ``max_iter`` or when every normalized reliability moves
+    by less than ``tol``.
 
     The soft labels are the shares of the absolute reliability: a vote of a worker with
     ``y_j >= 0`` gives ``|y_j|`` to its class, one of a worker with ``y_j < 0`` (worse than
@@ -53,8 +53,8 @@ class KOS(BaseWeightedVote):
     max_iter : int, default=100
         Maximum number of message-passing iterations (crowd-kit's ``n_iter``).
     tol : float, default=1e-6
-        Stop when no reliability (divided by the largest absolute one) changes by more than
-        ``tol``; ``tol=0`` runs ``max_iter`` iterations.
+        Stop when every reliability (divided by the largest absolute one) changes by less
+        than ``tol``; ``tol=0`` runs ``max_iter`` iterations.
     random_state : int, RandomState instance or None, default=None
         Seed of the initial worker messages.
     verbose : int, default=0
@@ -144,7 +144,7 @@ class KOS(BaseWeightedVote):
                 change = np.max(np.abs(reliabilities - previous))
                 if self.verbose >= 2:
                     print(f"  Iteration {n_iter}: largest reliability change {change:.3g}")
-                if change <= self.tol:
+                if change < self.tol:
                     converged = True
                     break
             previous = reliabilities

@@ -23,7 +23,7 @@ class ZeroBasedSkill(BaseWeightedVote):
     in a task's votes weighted by the fitted skills.
 
     With ``lr_init=1`` the first iteration gives exactly :class:`Wawa`'s skills. Iterations
-    stop after ``max_iter`` or as soon as no skill moves by more than ``tol`` (the weighted
+    stop after ``max_iter`` or as soon as every skill moves by less than ``tol`` (the weighted
     votes no longer change). ``predict`` and ``predict_proba`` label new tasks of the fitted
     workers with the fitted skills; a worker without votes at fit counts as an average worker
     (the mean skill). The model has no likelihood, hence no ``score``.
@@ -43,8 +43,8 @@ class ZeroBasedSkill(BaseWeightedVote):
     lr_reduce_factor : float, default=0.5
         Factor of each reduction of the learning rate.
     tol : float, default=1e-6
-        Stop when no skill changes by more than ``tol`` in an iteration; ``tol=0`` runs
-        ``max_iter`` iterations unless the skills stop changing exactly.
+        Stop when every skill changes by less than ``tol`` in an iteration; ``tol=0`` runs
+        ``max_iter`` iterations.
     verbose : int, default=0
         1: print the number of iterations run; 2: also the largest skill change of each.
     missing_label : int, float, str or None, default=-1
@@ -135,7 +135,7 @@ class ZeroBasedSkill(BaseWeightedVote):
             change = np.max(np.abs(step))
             if self.verbose >= 2:
                 print(f"  Iteration {n_iter}: largest skill change {change:.3g}")
-            if change <= self.tol:
+            if change < self.tol:
                 break
         if self.verbose:
             print(f"ZeroBasedSkill: {n_iter} iterations, last skill change {change:.3g}")
