@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
 
 from ._weighted_vote import BaseWeightedVote, fill_unassessed
-from .kernels import SOFTMAX, msr_step, weighted_vote, worker_agreement
+from .kernels import SOFTMAX, msr_step, weighted_vote_proba, worker_agreement
 
 _MAX_SIGN_ROUNDS = 100
 
@@ -220,8 +220,8 @@ class MMSR(BaseWeightedVote):
             ``log sum_k (1/K) prod_votes P(vote | true class k)``; 0 for a task without votes.
         """
         def task_log_likelihood(layout):
-            _, log_norm = weighted_vote(layout, self.weights_, np.log(self.class_priors_),
-                                        kind=SOFTMAX)
+            _, log_norm = weighted_vote_proba(layout, self.weights_,
+                                              np.log(self.class_priors_), kind=SOFTMAX)
             K = len(self.classes_)
             wrong = np.log1p(-self.accuracies_) - (np.log(K - 1) if K > 1 else 0.0)
             return log_norm + np.bincount(layout.task, weights=wrong[layout.worker],

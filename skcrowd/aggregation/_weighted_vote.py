@@ -15,7 +15,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Integral, Interval
 
 from ._base import BaseAggregator
-from .kernels import SHARES, SOFTMAX, BlockLayout, weighted_vote
+from .kernels import SHARES, SOFTMAX, BlockLayout, weighted_vote_proba
 
 
 class BaseWeightedVote(BaseAggregator):
@@ -23,7 +23,7 @@ class BaseWeightedVote(BaseAggregator):
 
     Subclasses estimate the weights in ``_fit_layout`` and give them to prediction through
     ``_worker_weights``; ``_soft_label_kind`` says how weighted votes become soft labels
-    (:func:`weighted_vote`). Long-format votes (a parquet path, a pyarrow dataset, a dask
+    (:func:`weighted_vote_proba`). Long-format votes (a parquet path, a pyarrow dataset, a dask
     DataFrame) are read into memory.
     """
 
@@ -43,7 +43,7 @@ class BaseWeightedVote(BaseAggregator):
         raise NotImplementedError
 
     def _empty_row(self):
-        """``empty_row`` of :func:`weighted_vote`."""
+        """``empty_row`` of :func:`weighted_vote_proba`."""
         if self._soft_label_kind == SOFTMAX:
             return np.log(self.class_priors_)
         return self.class_priors_
@@ -101,7 +101,7 @@ class BaseWeightedVote(BaseAggregator):
             weigh nothing) gets ``class_priors_``. A DataFrame with ``X.index`` when ``X`` is a
             DataFrame, indexed by task id for long-format votes.
         """
-        return self._predict_layout(X, lambda layout: weighted_vote(
+        return self._predict_layout(X, lambda layout: weighted_vote_proba(
             layout, self._worker_weights(), self._empty_row(), kind=self._soft_label_kind)[0])
 
     def _vote_frequencies(self, layout):

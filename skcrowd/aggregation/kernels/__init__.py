@@ -85,7 +85,7 @@ from .glad import (
 )
 from .kos import kos_iteration
 from .mmsr import msr_step, worker_agreement
-from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote
+from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
 ENGINE = "numba" if numba is not None else "numpy"
 
@@ -108,7 +108,7 @@ __all__ = [
     "LOG_BETA_BOUND",
     "SHARES",
     "SOFTMAX",
-    "weighted_vote",
+    "weighted_vote_proba",
     "agreement_credit",
     "kos_iteration",
     "worker_agreement",

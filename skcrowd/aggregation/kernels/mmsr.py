@@ -1,9 +1,15 @@
 """M-MSR kernels: the workers' agreement counts, and the trimmed means of one M-MSR half-step.
 
-numpy engine: the co-vote counts are scipy.sparse products (both engines); the trimmed means
-sort every row's values at once (``np.lexsort``) and sum the kept ones with ``np.bincount``.
-numba engine: each row sorted in place and summed, parallel over rows; the kept values are
-added in the same (sorted) order by both engines.
+numpy engine: the co-vote counts are scipy.sparse products (one for all votes, one per class);
+the trimmed means sort every row's values at once (``np.lexsort``) and sum the kept ones with
+``np.bincount``.
+
+numba engine: the co-vote counts in two passes over each worker's tasks (parallel over chunks
+of workers, one marker array of ``n_workers`` entries per chunk): the first counts a worker's
+neighbours, the second fills its row, sorted by neighbour; the work is ``sum_i d_i^2`` over the
+tasks' vote counts ``d_i``, the memory that of the pairs. The trimmed means sort each row in
+place and sum it, parallel over rows. Both engines add the kept values in the same (sorted)
+order.
 """
 
 from __future__ import annotations
@@ -39,6 +45,19 @@ def worker_agreement(layout):
     (array([2., 1., 2., 1., 1., 1.]), array([1., 0., 1., 0., 0., 0.]))
     """
     T, W = layout.n_tasks, layout.n_workers
+    if _engine() == "numba":
+        worker_indptr, _, worker_task, worker_label = layout.worker_order
+        n_chunks = max(min(W, 16), 1)
+        n_pairs = np.zeros(W, dtype=np.int64)
+        _pair_rows(layout.task_indptr, layout.worker, worker_indptr, worker_task, n_chunks,
+                   n_pairs)
+        indptr = np.zeros(W + 1, dtype=np.int64)
+        np.cumsum(n_pairs, out=indptr[1:])
+        neighbour = np.empty(indptr[-1], dtype=layout.worker.dtype)
+        common, agree = np.empty(indptr[-1]), np.empty(indptr[-1])
+        _pair_counts(layout.task_indptr, layout.worker, layout.label, worker_indptr,
+                     worker_task, worker_label, n_chunks, indptr, neighbour, common, agree)
+        return indptr, neighbour, common, agree
     task, worker, label = layout.task, layout.worker, layout.label
 
     def co_votes(mask):
@@ -104,6 +123,58 @@ def msr_step(indptr, neighbour, X, other, own, trimmed):
 
 if numba is not None:
     prange = numba.prange
+
+    @_jit
+    def _pair_rows(task_indptr, worker, worker_indptr, worker_task, n_chunks, n_pairs):
+        """n_pairs[j] <- the number of other workers who share a task with worker j."""
+        W = worker_indptr.shape[0] - 1
+        for c in prange(n_chunks):
+            seen = np.full(W, -1, dtype=np.int64)
+            for j in range(c * W // n_chunks, (c + 1) * W // n_chunks):
+                count = 0
+                for p in range(worker_indptr[j], worker_indptr[j + 1]):
+                    t = worker_task[p]
+                    for v in range(task_indptr[t], task_indptr[t + 1]):
+                        i = worker[v]
+                        if i != j and seen[i] != j:
+                            seen[i] = j
+                            count += 1
+                n_pairs[j] = count
+
+    @_jit
+    def _pair_counts(task_indptr, worker, label, worker_indptr, worker_task, worker_label,
+                     n_chunks, indptr, neighbour, common, agree):
+        """Row j of the pairs: each neighbour (sorted), the tasks shared, the agreements."""
+        W = worker_indptr.shape[0] - 1
+        for c in prange(n_chunks):
+            slot = np.full(W, -1, dtype=np.int64)
+            for j in range(c * W // n_chunks, (c + 1) * W // n_chunks):
+                start = indptr[j]
+                filled = start
+                for p in range(worker_indptr[j], worker_indptr[j + 1]):
+                    t = worker_task[p]
+                    for v in range(task_indptr[t], task_indptr[t + 1]):
+                        i = worker[v]
+                        if i != j and slot[i] < start:  # first met in this row
+                            slot[i] = filled
+                            neighbour[filled] = i
+                            filled += 1
+                order = np.argsort(neighbour[start:filled])
+                for q in range(filled - start):
+                    slot[neighbour[start + order[q]]] = start + q
+                sorted_row = neighbour[start:filled][order]
+                for q in range(filled - start):
+                    neighbour[start + q] = sorted_row[q]
+                    common[start + q] = 0.0
+                    agree[start + q] = 0.0
+                for p in range(worker_indptr[j], worker_indptr[j + 1]):
+                    t = worker_task[p]
+                    for v in range(task_indptr[t], task_indptr[t + 1]):
+                        i = worker[v]
+                        if i != j:
+                            common[slot[i]] += 1.0
+                            if label[v] == worker_label[p]:
+                                agree[slot[i]] += 1.0
 
     @_jit(parallel=False, inline="always")
     def _msr_row(j, indptr, neighbour, X, other, own, trimmed, buffer, out):

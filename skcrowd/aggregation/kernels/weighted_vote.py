@@ -14,10 +14,10 @@ import numpy as np
 
 from ._common import _engine, _jit, _parallel, numba
 
-SHARES, SOFTMAX = 0, 1  # kinds of soft labels of a weighted vote (weighted_vote)
+SHARES, SOFTMAX = 0, 1  # kinds of soft labels of a weighted vote (weighted_vote_proba)
 
 
-def weighted_vote(layout, weights, empty_row, *, kind=SHARES):
+def weighted_vote_proba(layout, weights, empty_row, *, kind=SHARES):
     """Soft labels of the votes of a block weighted by ``weights[worker]``.
 
     Parameters
@@ -48,9 +48,9 @@ def weighted_vote(layout, weights, empty_row, *, kind=SHARES):
     >>> import numpy as np
     >>> from skcrowd import check_votes
     >>> from skcrowd.aggregation.kernels import BlockLayout
-    >>> from skcrowd.aggregation.kernels import weighted_vote
+    >>> from skcrowd.aggregation.kernels import weighted_vote_proba
     >>> layout = BlockLayout(check_votes(np.array([[0, 1, 1], [-1, -1, -1]])))
-    >>> proba, _ = weighted_vote(layout, np.array([3.0, 1.0, 1.0]), np.array([0.5, 0.5]))
+    >>> proba, _ = weighted_vote_proba(layout, np.array([3.0, 1.0, 1.0]), np.array([0.5, 0.5]))
     >>> proba
     array([[0.6, 0.4],
            [0.5, 0.5]])

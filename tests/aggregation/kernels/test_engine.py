@@ -24,7 +24,7 @@ from skcrowd.aggregation.kernels import (
     msr_step,
     naive_soft_labels,
     row_argmax,
-    weighted_vote,
+    weighted_vote_proba,
     worker_agreement,
 )
 
@@ -65,8 +65,8 @@ def test_engines_agree_on_every_kernel(monkeypatch):
                                    log_task_priors=log_task_priors),
             *glad_task_difficulties(layout, abilities, log_priors,
                                     log_task_priors=log_task_priors),
-            weighted_vote(layout, abilities, np.exp(log_priors))[0],
-            *weighted_vote(layout, abilities, log_priors, kind=SOFTMAX),
+            weighted_vote_proba(layout, abilities, np.exp(log_priors))[0],
+            *weighted_vote_proba(layout, abilities, log_priors, kind=SOFTMAX),
             agreement_credit(layout, np.abs(abilities)),
             *worker_agreement(layout),
             msr_step(indptr, neighbour, pair_values, np.exp(abilities), abilities,

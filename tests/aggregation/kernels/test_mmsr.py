@@ -10,7 +10,7 @@ from skcrowd.aggregation.kernels import BlockLayout, _common, msr_step, worker_a
 from ._crowds import random_votes
 
 
-def test_worker_agreement_by_hand():
+def test_worker_agreement_by_hand(engine):
     layout = BlockLayout(check_votes(np.array([[0, 0, 1], [1, 0, -1], [1, 1, 1]])))
     indptr, neighbour, common, agree = worker_agreement(layout)
     np.testing.assert_array_equal(indptr, [0, 2, 4, 6])
@@ -19,7 +19,7 @@ def test_worker_agreement_by_hand():
     np.testing.assert_array_equal(agree, [2, 1, 2, 1, 1, 1])
 
 
-def test_worker_agreement_counts_every_pair_of_a_random_crowd():
+def test_worker_agreement_counts_every_pair_of_a_random_crowd(engine):
     votes = random_votes(np.random.default_rng(3), n_tasks=50, n_workers=6, K=3)
     indptr, neighbour, common, agree = worker_agreement(BlockLayout(votes))
     dense = votes.to_dense()

@@ -6,7 +6,7 @@ import pytest
 from skcrowd import check_votes
 from skcrowd.aggregation import kernels
 from skcrowd.aggregation.kernels import (SHARES, SOFTMAX, BlockLayout, _common, agreement_credit,
-                                         weighted_vote)
+                                         weighted_vote_proba)
 
 from ._crowds import random_votes
 
@@ -31,13 +31,13 @@ def test_weighted_vote_shares_and_softmax_by_hand(engine):
                                      n_classes=3))
     priors = np.array([0.2, 0.3, 0.5])
     weights = np.array([2.0, -1.0, 0.0])
-    proba, log_norm = weighted_vote(layout, weights, priors, kind=SHARES)
+    proba, log_norm = weighted_vote_proba(layout, weights, priors, kind=SHARES)
     assert log_norm is None
     # worker 0 gives 2 to class 0; worker 1 (negative) gives 1/2 to classes 0 and 2
     np.testing.assert_allclose(proba, [[2.5 / 3, 0, 0.5 / 3], [1, 0, 0], priors])
-    zero, _ = weighted_vote(layout, np.zeros(3), priors, kind=SHARES)
+    zero, _ = weighted_vote_proba(layout, np.zeros(3), priors, kind=SHARES)
     np.testing.assert_allclose(zero, [priors] * 3)  # votes that weigh nothing
-    proba, log_norm = weighted_vote(layout, weights, np.log(priors), kind=SOFTMAX)
+    proba, log_norm = weighted_vote_proba(layout, weights, np.log(priors), kind=SOFTMAX)
     scores = np.log(priors) + weights
     np.testing.assert_allclose(proba[0], np.exp(scores) / np.exp(scores).sum())
     np.testing.assert_allclose(log_norm, [np.log(np.exp(scores).sum()), np.log(0.2 * np.e**2 + 0.8),
@@ -52,13 +52,13 @@ def test_parallel_drivers_agree_with_numpy(monkeypatch):
     weights = rng.uniform(-0.5, 1.0, size=9)
     positive = np.abs(weights)
     monkeypatch.setattr(kernels, "ENGINE", "numpy")
-    expected = [*weighted_vote(layout, weights, np.full(4, 0.25))[:1],
-                *weighted_vote(layout, weights, np.log(np.full(4, 0.25)), kind=SOFTMAX),
+    expected = [*weighted_vote_proba(layout, weights, np.full(4, 0.25))[:1],
+                *weighted_vote_proba(layout, weights, np.log(np.full(4, 0.25)), kind=SOFTMAX),
                 agreement_credit(layout, positive), agreement_credit(layout, np.ones(9))]
     monkeypatch.setattr(kernels, "ENGINE", "numba")
     monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 0)
-    got = [*weighted_vote(layout, weights, np.full(4, 0.25))[:1],
-           *weighted_vote(layout, weights, np.log(np.full(4, 0.25)), kind=SOFTMAX),
+    got = [*weighted_vote_proba(layout, weights, np.full(4, 0.25))[:1],
+           *weighted_vote_proba(layout, weights, np.log(np.full(4, 0.25)), kind=SOFTMAX),
            agreement_credit(layout, positive), agreement_credit(layout, np.ones(9))]
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
