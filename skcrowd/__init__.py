@@ -18,6 +18,10 @@ _LAZY = {
     "DawidSkene": "aggregation",
     "WeightedDawidSkene": "aggregation",
     "GLAD": "aggregation",
+    "Wawa": "aggregation",
+    "ZeroBasedSkill": "aggregation",
+    "KOS": "aggregation",
+    "MMSR": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -7,6 +7,9 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`DawidSkene`: a confusion matrix per worker, MAP EM in log space.
 - :class:`WeightedDawidSkene`: votes weighted by the Dawid-Skene diagonals.
 - :class:`GLAD`: worker abilities and task difficulties.
+- :class:`Wawa`, :class:`ZeroBasedSkill`, :class:`KOS`, :class:`MMSR`: weighted majority votes
+  whose worker weights come from agreement with the aggregate, message passing (binary) or a
+  robust rank-one completion of the workers' agreement matrix.
 
 The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
 (:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
@@ -22,5 +25,5 @@ from ._mmsr import MMSR
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
-__all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD", "Wawa",
-           "ZeroBasedSkill", "KOS", "MMSR"]
+__all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]
+__all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped

@@ -48,7 +48,6 @@ class BaseWeightedVote(BaseAggregator):
             return np.log(self.class_priors_)
         return self.class_priors_
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Estimate the worker weights from the votes ``X``.
 
@@ -68,13 +67,45 @@ class BaseWeightedVote(BaseAggregator):
         self : object
             The fitted aggregator.
         """
+        self._fit(X, labels=False)
+        return self
+
+    def fit_predict(self, X, y=None):
+        """Estimate the worker weights and return the aggregated label of each task.
+
+        Equals ``fit(X).predict(X)``, with the votes validated once.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or dask DataFrame
+            Votes, as in :meth:`fit`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_tasks,) or pandas Series
+            Aggregated label of each task, in ``classes_``; a Series with ``X.index`` when ``X``
+            is a DataFrame, indexed by task id for long-format votes.
+        """
+        return self._fit(X, labels=True)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit(self, X, labels):
         source, owned = self._votes_source(X, reset=True)
         try:
-            self._fit_layout(BlockLayout(source.block.votes))
+            layout = BlockLayout(source.block.votes)
+            self._fit_layout(layout)
+            if labels:
+                return self._task_output(source, self._labels(self._layout_proba(layout)), X)
         finally:
             if owned:
                 source.close()
-        return self
+        return None
+
+    def _layout_proba(self, layout):
+        return weighted_vote_proba(layout, self._worker_weights(), self._empty_row(),
+                                   kind=self._soft_label_kind)[0]
 
     def _predict_layout(self, X, fn):
         """``fn(layout)`` on the votes of ``X`` (fitted workers), keyed like ``X``."""
@@ -101,8 +132,7 @@ class BaseWeightedVote(BaseAggregator):
             weigh nothing) gets ``class_priors_``. A DataFrame with ``X.index`` when ``X`` is a
             DataFrame, indexed by task id for long-format votes.
         """
-        return self._predict_layout(X, lambda layout: weighted_vote_proba(
-            layout, self._worker_weights(), self._empty_row(), kind=self._soft_label_kind)[0])
+        return self._predict_layout(X, self._layout_proba)
 
     def _vote_frequencies(self, layout):
         counts = np.bincount(layout.label, minlength=layout.n_classes)
