@@ -10,7 +10,7 @@ Methods
     Every name of ``skcrowd.aggregation.__all__``, discovered at run time (models added later
     appear without editing this script), built with its defaults except ``random_state=0`` where
     the estimator has one (reproducible tables); and, when crowd-kit is installed in the
-    interpreter given by ``--competitor-python`` (default ``/tmp/benchenv/bin/python``;
+    interpreter given by ``--competitor-python`` (a virtual environment holding crowd-kit;
     skipped with a note when it is absent), crowd-kit's classification aggregator of the same
     class name (crowd-kit 1.4.2: MajorityVote, DawidSkene, OneCoinDawidSkene, GLAD, KOS, MACE,
     MMSR, Wawa, ZeroBasedSkill), with its defaults, in a child process (where crowd-kit's

@@ -167,7 +167,10 @@ class MMSR(BaseWeightedVote):
         s_abs = self._m_msr(indptr, neighbour, np.abs(C), trimmed, floor)
         s = s_abs * _signs(indptr, neighbour, C, s_abs)
         s = np.clip(s, -1.0 / (K - 1) + floor, 1.0 - floor)
-        accuracies = fill_unassessed(s * (K - 1) / K + 1.0 / K, assessed)
+        if assessed.any():
+            accuracies = fill_unassessed(s * (K - 1) / K + 1.0 / K, assessed)
+        else:  # no two workers share a task: nothing to assess, every vote weighs the same
+            accuracies = np.full(W, (1.0 + 1.0 / K) / 2.0)
         self.accuracies_ = accuracies
         self.weights_ = np.log((K - 1) * accuracies) - np.log1p(-accuracies)
 
@@ -220,10 +223,12 @@ class MMSR(BaseWeightedVote):
             ``log sum_k (1/K) prod_votes P(vote | true class k)``; 0 for a task without votes.
         """
         def task_log_likelihood(layout):
+            if len(self.classes_) < 2:  # one class: every vote is certain
+                return np.zeros(layout.n_tasks)
             _, log_norm = weighted_vote_proba(layout, self.weights_,
                                               np.log(self.class_priors_), kind=SOFTMAX)
             K = len(self.classes_)
-            wrong = np.log1p(-self.accuracies_) - (np.log(K - 1) if K > 1 else 0.0)
+            wrong = np.log1p(-self.accuracies_) - np.log(K - 1)
             return log_norm + np.bincount(layout.task, weights=wrong[layout.worker],
                                           minlength=layout.n_tasks)
 

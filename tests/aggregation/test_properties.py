@@ -50,6 +50,7 @@ WORKER_ATTRIBUTES = ("confusion_matrices_", "abilities_")
 TASK_ATTRIBUTES = ("difficulties_",)
 EXACTLY_INVARIANT = ("MajorityVote",)  # outputs are ratios of counts: bitwise invariant
 TIE = 1e-6  # soft labels closer than this are a tie
+BINARY_ONLY = ("KOS",)  # a ValueError naming the classes when given more than two
 
 
 def _estimators():
@@ -70,9 +71,17 @@ def make(name, **params):
 
 
 def fit(estimator, X):
+    """The fitted estimator, or None where a binary-only method (:data:`BINARY_ONLY`) was given
+    more than two classes and said so."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return clone(estimator).fit(X)
+        try:
+            return clone(estimator).fit(X)
+        except ValueError as exc:
+            if type(estimator).__name__ in BINARY_ONLY and "is a binary method" in str(exc):
+                assert_clear(exc, "classes")
+                return None
+            raise
 
 
 def assert_clear(exc, *names):
@@ -133,6 +142,9 @@ def test_valid_votes_give_sound_soft_labels(name, case, data):
         estimator.set_params(n_classes=int(classes.max()) + data.draw(st.integers(1, 3)))
         classes = np.arange(estimator.n_classes)
     model = fit(estimator, X)
+    if model is None:
+        assert len(classes) > 2
+        return
     np.testing.assert_array_equal(model.classes_, classes)
     assert model.n_features_in_ == case.shape[1]
     assert_sound(model, case.build(), case.shape[0])
@@ -156,6 +168,8 @@ def test_permuting_tasks_and_workers_permutes_the_outputs(name, args):
     rows, cols = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
     estimator = make(name, missing_label=case.missing_label, tol=0.0, max_iter=30)
     a = fit(estimator, case.build())
+    if a is None:
+        return
     b = fit(estimator, case.build(rows, cols))
     np.testing.assert_array_equal(b.classes_, a.classes_)
     proba_a, labels_a = assert_sound(a, case.build(), case.shape[0])
@@ -181,6 +195,8 @@ def test_permuting_tasks_and_workers_permutes_the_outputs(name, args):
 def test_fitting_twice_gives_the_same_model_bit_for_bit(name, case):
     estimator = make(name, missing_label=case.missing_label)
     a, b = fit(estimator, case.build()), fit(estimator, case.build())
+    if a is None:
+        return
     np.testing.assert_array_equal(np.asarray(b.predict_proba(case.build())),
                                   np.asarray(a.predict_proba(case.build())))
     np.testing.assert_array_equal(b.predict(case.build()), a.predict(case.build()))
@@ -195,7 +211,8 @@ def test_arbitrary_entries_fit_or_raise_a_clear_error(name, entries, marker):
     except (ValueError, TypeError) as exc:
         assert_clear(exc, "X", "missing_label", "sample", "feature")
         return
-    assert_sound(model, entries, entries.shape[0])
+    if model is not None:
+        assert_sound(model, entries, entries.shape[0])
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -117,6 +117,16 @@ def test_mmsr_isolated_worker_gets_the_mean_accuracy():
     assert mmsr.accuracies_[2] == pytest.approx(mmsr.accuracies_[:2].mean())
 
 
+def test_mmsr_without_shared_tasks_is_a_majority_vote_and_one_class_is_certain():
+    # found by the property tests: no two workers share a task (nobody assessable), one class
+    single = MMSR(n_classes=3, random_state=0).fit(np.array([[1, -1], [-1, 2]]))
+    np.testing.assert_allclose(single.accuracies_, [2 / 3, 2 / 3])
+    np.testing.assert_allclose(single.predict_proba(np.array([[1, -1]])), [[1 / 6, 2 / 3, 1 / 6]])
+    np.testing.assert_allclose(single.score_samples(np.array([[1, -1]])), [np.log(1 / 3)])
+    one = MMSR(random_state=0).fit(np.array([[0, 0], [0, -1]]))
+    np.testing.assert_array_equal(one.score_samples(np.array([[0, 0]])), [0.0])
+
+
 def test_mmsr_warns_when_not_converged(make_votes):
     votes = make_votes(2, 60, 8, accuracy=0.7, empty_task=0)
     with pytest.warns(Warning, match="MMSR did not converge in max_iter=1"):
