@@ -26,8 +26,9 @@ Data layout (any folder in the shared-data layout runs unchanged)
     the classes are the labels that occur in the votes. Accuracy is measured on the gold tasks
     that have at least one vote (a gold label that no vote uses counts as an error for every
     method). A repeated (task, worker) pair keeps its first vote (noted under the crowd's name).
-    A ``--data`` item that is not a folder is taken as a dataset name when
-    ``skcrowd.datasets`` offers ``fetch_crowd_dataset`` (issue 14; until then only folders).
+    A ``--data`` item that is not a folder is taken as a dataset name of
+    :func:`skcrowd.datasets.list_crowd_datasets`, fetched (or read from ``SKCROWD_DATA``) by
+    :func:`skcrowd.datasets.fetch_crowd_dataset`.
 
 Majority vote and its ties
     skcrowd's ``MajorityVote`` breaks ties at random; its accuracy here is the expected
@@ -148,15 +149,11 @@ def read_folder(folder):
 
 
 def fetch_by_name(name):
-    """A crowd by dataset name, through ``skcrowd.datasets.fetch_crowd_dataset`` (issue 14)."""
+    """A crowd by dataset name, through ``skcrowd.datasets.fetch_crowd_dataset``."""
     sys.path.insert(0, str(REPO))
-    import skcrowd.datasets
+    from skcrowd.datasets import fetch_crowd_dataset
 
-    fetch = getattr(skcrowd.datasets, "fetch_crowd_dataset", None)
-    if fetch is None:
-        raise SystemExit(f"--data {name!r} is not a folder, and this skcrowd has no "
-                         "skcrowd.datasets.fetch_crowd_dataset to fetch a crowd by name.")
-    bunch = fetch(name, sparse=True)
+    bunch = fetch_crowd_dataset(name, sparse=True)
     votes = bunch.votes.tocoo()
     gold = np.flatnonzero(bunch.target_mask)
     return crowd_from_triplets(name, votes.row, votes.col, votes.data, gold, bunch.target[gold])

@@ -17,6 +17,9 @@ model whose soft labels are finite probabilities summing to one and whose labels
   E-step), so the iterates differ by rounding; the tests run a fixed number of iterations
   (``tol=0``), so that a change of the objective near ``tol`` cannot stop one fit an iteration
   before the other;
+* to 1e-6 for :class:`MMSR`: its M-MSR iterations start from random worker factors drawn in
+  worker order, and the trimmed iterations' fixed point moves slightly with the start (by about
+  1e-8 in the soft labels on a generated 15 x 5 crowd, converged or not);
 * not at all for ``init="random"``: the random rows are drawn in task order, so a permuted
   matrix starts elsewhere (not asserted).
 
@@ -49,6 +52,7 @@ EXTRA_ESTIMATORS = {}
 WORKER_ATTRIBUTES = ("confusion_matrices_", "abilities_")
 TASK_ATTRIBUTES = ("difficulties_",)
 EXACTLY_INVARIANT = ("MajorityVote",)  # outputs are ratios of counts: bitwise invariant
+RANDOM_START = ("MMSR",)  # random worker factors drawn in worker order: equal to 1e-6
 TIE = 1e-6  # soft labels closer than this are a tie
 BINARY_ONLY = ("KOS",)  # a ValueError naming the classes when given more than two
 
@@ -178,7 +182,8 @@ def test_permuting_tasks_and_workers_permutes_the_outputs(name, args):
         np.testing.assert_array_equal(proba_b, proba_a[rows])
         np.testing.assert_array_equal(b.class_priors_, a.class_priors_)
     else:
-        np.testing.assert_allclose(proba_b, proba_a[rows], rtol=0, atol=1e-8)
+        atol = 1e-6 if name in RANDOM_START else 1e-8
+        np.testing.assert_allclose(proba_b, proba_a[rows], rtol=0, atol=atol)
         for attr in WORKER_ATTRIBUTES + TASK_ATTRIBUTES:
             if hasattr(a, attr):
                 order = cols if attr in WORKER_ATTRIBUTES else rows
