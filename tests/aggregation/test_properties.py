@@ -17,11 +17,11 @@ model whose soft labels are finite probabilities summing to one and whose labels
   E-step), so the iterates differ by rounding; the tests run a fixed number of iterations
   (``tol=0``), so that a change of the objective near ``tol`` cannot stop one fit an iteration
   before the other;
-* to 1e-6 for :class:`MMSR`: its M-MSR iterations start from random worker factors drawn in
-  worker order, and the trimmed iterations' fixed point moves slightly with the start (by about
-  1e-8 in the soft labels on a generated 15 x 5 crowd, converged or not);
 * not at all for ``init="random"``: the random rows are drawn in task order, so a permuted
-  matrix starts elsewhere (not asserted).
+  matrix starts elsewhere (not asserted); nor for :class:`MMSR`, whose M-MSR iterations start
+  from random worker factors drawn in worker order: the trimmed iterations' fixed point moves
+  with the start (by 1e-8 in the soft labels on a generated 15 x 5 crowd, by 0.018 on a 5 x 5
+  one), so only soundness is asserted for it.
 
 Predicted labels are compared where the top two soft labels differ by more than 1e-6; a tie is
 broken by ``random_state`` draws over the batch (MajorityVote) or by class order (EM).
@@ -52,7 +52,7 @@ EXTRA_ESTIMATORS = {}
 WORKER_ATTRIBUTES = ("confusion_matrices_", "abilities_")
 TASK_ATTRIBUTES = ("difficulties_",)
 EXACTLY_INVARIANT = ("MajorityVote",)  # outputs are ratios of counts: bitwise invariant
-RANDOM_START = ("MMSR",)  # random worker factors drawn in worker order: equal to 1e-6
+RANDOM_START = ("MMSR",)  # random worker factors drawn in worker order: not equivariant
 TIE = 1e-6  # soft labels closer than this are a tie
 BINARY_ONLY = ("KOS",)  # a ValueError naming the classes when given more than two
 
@@ -178,12 +178,13 @@ def test_permuting_tasks_and_workers_permutes_the_outputs(name, args):
     np.testing.assert_array_equal(b.classes_, a.classes_)
     proba_a, labels_a = assert_sound(a, case.build(), case.shape[0])
     proba_b, labels_b = assert_sound(b, case.build(rows, cols), case.shape[0])
+    if name in RANDOM_START:
+        return
     if name in EXACTLY_INVARIANT:
         np.testing.assert_array_equal(proba_b, proba_a[rows])
         np.testing.assert_array_equal(b.class_priors_, a.class_priors_)
     else:
-        atol = 1e-6 if name in RANDOM_START else 1e-8
-        np.testing.assert_allclose(proba_b, proba_a[rows], rtol=0, atol=atol)
+        np.testing.assert_allclose(proba_b, proba_a[rows], rtol=0, atol=1e-8)
         for attr in WORKER_ATTRIBUTES + TASK_ATTRIBUTES:
             if hasattr(a, attr):
                 order = cols if attr in WORKER_ATTRIBUTES else rows
