@@ -48,6 +48,20 @@ iterations run;
 competitors can be given fewer iterations (``--iters-for crowdkit-glad=10``): their cost per
 iteration does not depend on the iteration, so ``s/iter`` stays comparable.
 
+``--fresh-fit`` times the whole fit of :class:`skcrowd.aggregation.DawidSkene` (``tol=0,
+max_iter=iters``, default 10 here) as a user's first call in a new process: ``--repeats`` fresh
+processes (after one untimed process that leaves numba's cache of the kernels on disk, as a
+first install or ``pip install`` does), each importing ``skcrowd`` and ``skcrowd.aggregation``
+(timed), building the ``scipy.sparse.coo_array`` (not timed), then fitting once. The fit is cut
+into phases: ``set-up`` (validation, encoding, block layout), ``initial statistics`` (the first
+kernel call: numba's initialisation and loading of cached kernels, then the pass over the votes),
+``iterations`` (M-steps and E-steps) and ``final step`` (final E-step, labels, attributes). A
+second fresh process per repeat first initialises numba's compiler target alone
+(``numba init``: what any first numba call in a process pays, whatever the kernel) and then
+fits, to say how much of the first call is numba's. crowd-kit's ``DawidSkene(n_iter=iters,
+tol=-inf).fit_predict`` on a pandas frame runs in ``--repeats`` fresh processes too. Medians of
+wall and CPU time (all threads), and ratios of crowd-kit's whole fit to skcrowd's.
+
 ``--memory-check`` fits skcrowd's DawidSkene on 5e7 votes (``--memory-votes``) in a fresh
 process and reports its peak resident memory (target: below 8 GB).
 
@@ -62,6 +76,7 @@ Usage::
         --methods skcrowd-mmsr crowdkit-mmsr
     python benchmarks/aggregation.py --votes 1e4 1e5 --iters-for crowdkit-glad=10 peerannot-ds=10
     python benchmarks/aggregation.py --memory-check
+    python benchmarks/aggregation.py --fresh-fit --votes 1e6 --iters 10 --repeats 7
 
 Timings were taken on a shared 2-core machine (other engineers' jobs running at the same time):
 compare ratios within one table, not absolute seconds across runs.
@@ -281,6 +296,92 @@ def memory_child(args):
                       "peak_mb": _peak_mb(), "peak_before_fit_mb": after_data}))
 
 
+def _clock():
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start, stop):
+    return {"wall": stop[0] - start[0], "cpu": stop[1] - start[1]}
+
+
+def fresh_fit_child(args):
+    """One fresh process: import times, then one DawidSkene fit cut into phases (see
+    ``--fresh-fit``); ``--numba-init-first`` initialises numba's compiler target first."""
+    import warnings
+
+    data = dict(np.load(args.data))
+    sys.path.insert(0, str(REPO))
+    start = _clock()
+    import skcrowd  # noqa: F401
+
+    imported = _clock()
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skcrowd.aggregation import DawidSkene
+
+    aggregation_imported = _clock()
+    result = {"import skcrowd": _since(start, imported),
+              "import skcrowd.aggregation": _since(imported, aggregation_imported)}
+    import scipy.sparse as sp
+
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    votes = sp.coo_array((data["label"], (data["task"], data["worker"])),
+                         shape=(len(data["truth"]), int(data["n_workers"])))
+    if args.numba_init_first:
+        from numba.core.registry import cpu_target
+
+        begin = _clock()
+        cpu_target.target_context.refresh()  # what numba's first call in a process does
+        result["numba init"] = _since(begin, _clock())
+    marks = {}
+
+    class TimedDawidSkene(DawidSkene):
+        """DawidSkene noting when each phase of its fit begins and ends."""
+
+        def _initial_statistics(self, layout, random_state):
+            marks["initial"] = _clock()
+            stats = super()._initial_statistics(layout, random_state)
+            marks["iterations"] = _clock()
+            return stats
+
+        def _final_e_step(self, layout, params, **priors):
+            marks["final"] = _clock()
+            return super()._final_e_step(layout, params, **priors)
+
+    model = TimedDawidSkene(max_iter=args.iters, tol=0)
+    begin = _clock()
+    model.fit(votes)
+    end = _clock()
+    result.update({
+        "set-up": _since(begin, marks["initial"]),
+        "initial statistics": _since(marks["initial"], marks["iterations"]),
+        "iterations": _since(marks["iterations"], marks["final"]),
+        "final step": _since(marks["final"], end),
+        "whole fit": _since(begin, end),
+        "iters": model.n_iter_,
+    })
+    print(json.dumps(result))
+
+
+def fresh_crowdkit_child(args):
+    """One fresh process: import crowd-kit, then one DawidSkene ``fit_predict``."""
+    import warnings
+
+    data = dict(np.load(args.data))
+    start = _clock()
+    import pandas as pd
+    from crowdkit.aggregation import DawidSkene
+
+    imported = _clock()
+    warnings.simplefilter("ignore")
+    frame = pd.DataFrame({"task": data["task"], "worker": data["worker"], "label": data["label"]})
+    begin = _clock()
+    DawidSkene(n_iter=args.iters, tol=-np.inf).fit_predict(frame)
+    end = _clock()
+    print(json.dumps({"import crowdkit": _since(start, imported),
+                      "whole fit": _since(begin, end)}))
+
+
 # ---------------------------------------------------------------------------
 # driver (parent process)
 # ---------------------------------------------------------------------------
@@ -334,12 +435,74 @@ def print_table(rows):
     sys.stdout.flush()
 
 
+def _median(runs, phase, clock):
+    values = [r[phase][clock] for r in runs if phase in r]
+    return float(np.median(values)) if values else None
+
+
+def fresh_fit(args):
+    """``--fresh-fit``: skcrowd's and crowd-kit's whole DawidSkene fit in fresh processes."""
+    n_votes = int(args.votes[0])
+    print(f"Fresh-process fit: DawidSkene on {n_votes:.0e} votes, K={N_CLASSES}, "
+          f"{VOTES_PER_TASK} votes per task, {args.n_workers} workers, scipy.sparse input, "
+          f"{args.iters} iterations (tol=0); medians of {args.repeats} fresh processes each.")
+    print(f"Load average at start: {os.getloadavg()[0]:.1f} (2 cores, shared machine).")
+    with tempfile.TemporaryDirectory(prefix="skcrowd-bench-") as tmp:
+        path = Path(tmp) / "votes.npz"
+        task, worker, label, truth = simulate(n_votes, args.n_workers)
+        np.savez(path, task=task, worker=worker, label=label, truth=truth,
+                 n_workers=args.n_workers)
+        common = ["--data", str(path), "--iters", str(args.iters)]
+        _spawn(sys.executable, ["--fresh-child", *common], args.timeout)  # numba's disk cache
+        plain, split, crowdkit = [], [], []
+        for _ in range(args.repeats):
+            plain.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout))
+            split.append(_spawn(sys.executable, ["--fresh-child", "--numba-init-first",
+                                                 *common], args.timeout))
+            crowdkit.append(_spawn(args.competitor_python, ["--fresh-crowdkit-child", *common],
+                                   args.timeout))
+    for runs in (plain, split, crowdkit):
+        for r in runs:
+            if "error" in r:
+                print(f"  failed run: {r['error']}")
+        runs[:] = [r for r in runs if "error" not in r]
+    phases = ["import skcrowd", "import skcrowd.aggregation", "set-up", "initial statistics",
+              "iterations", "final step", "whole fit"]
+    ck_fit = {c: _median(crowdkit, "whole fit", c) for c in ("wall", "cpu")}
+    header = (f"{'phase':<34} {'wall s':>8} {'cpu s':>8} {'share':>6} "
+              f"{'crowd-kit / skcrowd (wall, cpu)':>32}")
+    print(header)
+    print("-" * len(header))
+
+    def row(name, runs, phase, share=True):
+        wall, cpu = _median(runs, phase, "wall"), _median(runs, phase, "cpu")
+        if wall is None:
+            return
+        whole = _median(runs, "whole fit", "wall")
+        ratio = (f"{ck_fit['wall'] / wall:>16.1f} {ck_fit['cpu'] / cpu:>15.1f}"
+                 if ck_fit["wall"] and phase == "whole fit" and runs is not crowdkit else "")
+        print(f"{name:<34} {wall:>8.3f} {cpu:>8.3f} "
+              f"{(f'{wall / whole:.0%}' if share else ''):>6} {ratio}")
+
+    for phase in phases:
+        row(f"skcrowd {phase}", plain, phase, share="import" not in phase)
+    row("skcrowd, numba initialised first:", split, "numba init", share=False)
+    for phase in phases[2:]:
+        row(f"  {phase}", split, phase)
+    row("crowd-kit import", crowdkit, "import crowdkit", share=False)
+    row("crowd-kit whole fit", crowdkit, "whole fit", share=False)
+    print(f"iterations: {plain[0]['iters'] if plain else '-'} (skcrowd), {args.iters} "
+          "(crowd-kit, tol=-inf); cpu: process time of all threads.")
+    return plain, split, crowdkit
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--votes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
     parser.add_argument("--methods", nargs="+", default=[*SKCROWD_METHODS, *COMPETITOR_METHODS],
                         choices=[*SKCROWD_METHODS, *COMPETITOR_METHODS])
-    parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--iters", type=int, default=None,
+                        help="EM iterations (default 50; 10 with --fresh-fit)")
     parser.add_argument("--iters-for", nargs="+", default=[], metavar="METHOD=N",
                         help="iterations of a given method instead of --iters")
     parser.add_argument("--n-workers", type=int, default=1000)
@@ -351,13 +514,21 @@ def main(argv=None):
     parser.add_argument("--memory-check", action="store_true")
     parser.add_argument("--memory-votes", type=float, default=5e7)
     parser.add_argument("--memory-iters", type=int, default=10)
+    parser.add_argument("--fresh-fit", action="store_true",
+                        help="whole DawidSkene fit in fresh processes, by phase (--iters 10)")
+    parser.add_argument("--repeats", type=int, default=5)
     # internal: one measurement in a child process
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--fresh-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--fresh-crowdkit-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--numba-init-first", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--method", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.memory_votes = int(args.memory_votes)
+    if args.iters is None:
+        args.iters = 10 if args.fresh_fit else 50
     iters_for = {}
     for item in args.iters_for:
         method, _, n = item.partition("=")
@@ -369,6 +540,12 @@ def main(argv=None):
         return child(args)
     if args.memory_child:
         return memory_child(args)
+    if args.fresh_child:
+        return fresh_fit_child(args)
+    if args.fresh_crowdkit_child:
+        return fresh_crowdkit_child(args)
+    if args.fresh_fit:
+        return fresh_fit(args)
 
     print("Timings taken on a shared 2-core machine (other jobs running): compare within a table.")
     if args.memory_check:
