@@ -553,14 +553,22 @@ class BaseEM(BaseAggregator):
             ``X.index`` when ``X`` is a DataFrame, and for long-format votes a
             Series indexed by task id (lazy on Dask).
         """
-        warm = self.warm_start and hasattr(self, "converged_")
-        source, owned = self._votes_source(X, reset=not warm)
+        before = dict(self.__dict__)
         try:
-            source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
-            return self._task_output(source, self._fit_source(source, warm, priors), X)
-        finally:
-            if owned:
-                source.close()
+            warm = self.warm_start and hasattr(self, "converged_")
+            source, owned = self._votes_source(X, reset=not warm)
+            try:
+                source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
+                return self._task_output(source, self._fit_source(source, warm, priors), X)
+            finally:
+                if owned:
+                    source.close()
+        except BaseException:
+            # a fit that fails (bad input, a lost Dask cluster, an interrupt) leaves the
+            # estimator as it was: no half-written fitted attributes
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
     def _task_priors(self, source, X, y, task_prior, *, reset):
         """The validated ``y`` and ``task_prior`` of the tasks of ``source``:

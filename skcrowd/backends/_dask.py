@@ -347,13 +347,14 @@ class DaskVotes:
 
         The per-worker ``tables`` are scattered once, not broadcast (the scheduler's replication
         waited for ever on a worker that had died but was not removed yet): the Dask workers
-        fetch them from each other. Each block takes the rows of its workers. ``fn`` returns ``(per_worker_stats, other_stats,
-        state)``: the per-worker statistics come back indexed by the block's workers and are
-        added into crowd-wide arrays, the others summed, in block order (so the result does not
-        depend on which block finishes first). With ``stateful=True`` the block's state from the
-        previous call (None at first) is passed in and the new one stays on the cluster, with a
-        copy on the client. A call that loses data with a Dask worker runs again (see the
-        module's notes); a cluster that is gone raises :class:`DaskClusterError`.
+        fetch them from each other. Each block takes the rows of its workers. ``fn`` returns
+        ``(per_worker_stats, other_stats, state)``: the per-worker statistics come back indexed
+        by the block's workers and are added into crowd-wide arrays, the others summed, in block
+        order (so the result does not depend on which block finishes first). With
+        ``stateful=True`` the block's state from the previous call (None at first) is passed in
+        and the new one stays on the cluster, with a copy on the client. A call that loses data
+        with a Dask worker runs again (see the module's notes); a cluster that is gone raises
+        :class:`DaskClusterError`.
         Returns ``(per_worker_totals, other_totals)``.
         """
         for attempt in range(_RETRIES + 1):

@@ -165,12 +165,6 @@ def test_a_cluster_that_disappears_mid_fit_is_an_error_that_says_so(doomed_clien
 
 
 @pytest.mark.dask
-@pytest.mark.xfail(strict=True, reason=(
-    "BaseAggregator._votes_source records classes_, n_features_in_ and worker_ids_ before the EM "
-    "runs, and BaseEM.fit_predict does not undo them when the EM fails: after a fit interrupted "
-    "by a lost cluster (or any error during the iterations) check_is_fitted passes and predict "
-    "fails with AttributeError. Fix in skcrowd/aggregation/_base.py: keep the estimator's "
-    "__dict__ before fitting and restore it on any exception."))
 def test_a_fit_interrupted_by_a_lost_cluster_leaves_the_estimator_as_it_was(
         doomed_client, monkeypatch):
     dd = pytest.importorskip("dask.dataframe")
