@@ -198,20 +198,21 @@ def _index_dtype(n):
 
 
 def _log_priors(layout, log_class_priors, log_task_priors):
-    """The log-priors of a block's tasks as the kernels read them: ``(1, K)``, the shared
-    ``log_class_priors``, or ``(n_tasks, K)``, the ``log_task_priors`` that replace them
-    (a view of the caller's array when it is C-contiguous float64)."""
+    """The log-priors of a block's tasks as the kernels read them: ``(1, S)``, the shared
+    ``log_class_priors``, or ``(n_tasks, S)``, the ``log_task_priors`` that replace them
+    (a view of the caller's array when it is C-contiguous float64); ``S`` is the number of
+    latent states, ``len(log_class_priors)`` (the ``K`` classes for Dawid-Skene)."""
     if log_task_priors is None:
         return np.ascontiguousarray(log_class_priors, dtype=np.float64).reshape(1, -1)
-    shape = (layout.n_tasks, layout.n_classes)
+    shape = (layout.n_tasks, len(log_class_priors))
     if np.shape(log_task_priors) != shape:
-        raise ValueError(f"log_task_priors must have shape {shape} (n_tasks, n_classes), got "
+        raise ValueError(f"log_task_priors must have shape {shape} (n_tasks, n_states), got "
                          f"{np.shape(log_task_priors)}.")
     return np.ascontiguousarray(log_task_priors, dtype=np.float64)
 
 
-def _out(resp, layout):
-    shape = (layout.n_tasks, layout.n_classes)
+def _out(resp, layout, n_columns=None):
+    shape = (layout.n_tasks, layout.n_classes if n_columns is None else n_columns)
     if resp is None:
         return np.empty(shape)
     if resp.shape != shape or resp.dtype != np.float64 or not resp.flags.c_contiguous:

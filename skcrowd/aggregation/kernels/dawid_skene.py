@@ -5,6 +5,14 @@ answers l | true class k)`` (transposed, so that the ``K`` values a vote needs
 are contiguous) and the log class priors; the statistics are the expected
 counts ``[j, l, k]`` and the expected number of tasks of each class.
 
+The columns of these tables are the latent *states* of a task, ``S`` of them:
+its true class for Dawid-Skene (``S = K``), and any other latent variable with
+the same E-step, which a model gets by passing ``S`` columns: the
+``(class, subtype)`` pairs of :class:`~skcrowd.aggregation.EBCC` (``S = K M``);
+variational models pass expected log-parameters (``E_q[log theta]``) in place of
+log-parameters (:class:`~skcrowd.aggregation.BayesianDawidSkene`). The rows stay
+the ``K`` answers of each worker.
+
 numpy engine: scipy.sparse products with the block's one-hot vote indicator
 (:attr:`BlockLayout.indicator`).
 
@@ -58,15 +66,15 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
     ----------
     layout : BlockLayout
         The block's votes.
-    log_confusions_t : ndarray of shape (n_workers, K, K), float64, C-contiguous
+    log_confusions_t : ndarray of shape (n_workers, K, S), float64, C-contiguous
         ``[j, l, k] = log P(worker j answers l | true class k)``: the
-        transposed log-confusion matrices, so that the ``K`` values one vote
-        needs are contiguous.
-    log_class_priors : ndarray of shape (K,)
+        transposed log-confusion matrices, so that the ``S`` values one vote
+        needs are contiguous (``S = K`` classes, or latent states, see above).
+    log_class_priors : ndarray of shape (S,)
         ``log P(true class k)``.
-    resp : ndarray of shape (n_tasks, K), default=None
+    resp : ndarray of shape (n_tasks, S), default=None
         Output buffer (allocated when None).
-    log_task_priors : ndarray of shape (n_tasks, K), default=None
+    log_task_priors : ndarray of shape (n_tasks, S), default=None
         Per-task log-priors ``log P(true class of task i = k)`` that replace
         ``log_class_priors`` for the block's tasks, in the posteriors, the
         log-likelihoods and the statistics (known tasks, a classifier's
@@ -75,7 +83,7 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
 
     Returns
     -------
-    resp : ndarray of shape (n_tasks, K)
+    resp : ndarray of shape (n_tasks, S)
         ``P(true class k | votes of task i)``; a task without votes gets the
         class priors (its row of ``log_task_priors``, exponentiated).
     task_log_likelihood : ndarray of shape (n_tasks,)
@@ -94,7 +102,8 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
     >>> resp, ll  # p(votes) = 0.5 * 0.9 * 0.1 + 0.5 * 0.1 * 0.9
     (array([[0.5, 0.5]]), array([-2.40794561]))
     """
-    resp = _out(resp, layout)
+    n_states = len(log_class_priors)
+    resp = _out(resp, layout, n_states)
     task_ll = np.empty(layout.n_tasks)
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
@@ -102,7 +111,7 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
         _ds_pass(layout, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1, resp,
                  log_confusions_t, log_priors, task_ll)
         return resp, task_ll
-    resp[:] = layout.indicator @ log_confusions_t.reshape(-1, layout.n_classes)
+    resp[:] = layout.indicator @ log_confusions_t.reshape(-1, n_states)
     resp += log_priors
     _normalize_log_rows(resp, task_ll)
     return resp, task_ll
@@ -114,16 +123,16 @@ def ds_worker_counts(layout, resp, *, out=None):
     Parameters
     ----------
     layout : BlockLayout
-    resp : ndarray of shape (n_tasks, K)
-        Posterior (or any soft label) of each task.
-    out : ndarray of shape (n_workers, K, K), default=None
+    resp : ndarray of shape (n_tasks, S)
+        Posterior (or any soft label) of each task (``S = K`` classes, or latent states).
+    out : ndarray of shape (n_workers, K, S), default=None
         C-contiguous float64 counts to add this block's counts into (the
         running sum over the blocks of an out-of-core pass), instead of
         returning new ones.
 
     Returns
     -------
-    worker_counts : ndarray of shape (n_workers, K, K)
+    worker_counts : ndarray of shape (n_workers, K, S)
         ``[j, l, k] = sum of resp[i, k] over the tasks i that worker j
         labelled l`` (``out`` when given).
 
@@ -138,14 +147,14 @@ def ds_worker_counts(layout, resp, *, out=None):
            [0.3, 0.7]])
     """
     resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
-    K = layout.n_classes
+    K, n_states = layout.n_classes, resp.shape[1]
     if _engine() == "numpy":
-        counts = (layout.indicator_t @ resp).reshape(layout.n_workers, K, K)
-    elif _ds_n_chunks(layout):
-        counts = _ds_pass(layout, _COUNTS, _ds_n_chunks(layout), resp)[0]
+        counts = (layout.indicator_t @ resp).reshape(layout.n_workers, K, n_states)
+    elif _ds_n_chunks(layout, n_states):
+        counts = _ds_pass(layout, _COUNTS, _ds_n_chunks(layout, n_states), resp)[0]
     else:  # worker order: each worker's rows written by one thread, added to in place
         indptr, _, task, label = layout.worker_order
-        counts = np.empty((layout.n_workers, K, K)) if out is None else out
+        counts = np.empty((layout.n_workers, K, n_states)) if out is None else out
         _ds_worker_counts_parallel(indptr, task, label, resp, counts, out is None)
         return counts
     if out is None:
@@ -242,39 +251,44 @@ def ds_log_confusions(worker_counts, pseudo_counts):
     return np.log(worker_counts, out=worker_counts)  # numpy's log is vectorized, numba's is not
 
 
-def _ds_n_chunks(layout):
+def _ds_n_chunks(layout, n_states=None):
     """Chunks of the fused numba pass (:func:`._common._fused_chunks`; 0: sum the counts in
-    worker order instead): its count tables have a row of ``K`` floats per worker and label."""
+    worker order instead): its count tables have a row of ``n_states`` floats (default ``K``)
+    per worker and label."""
     K = layout.n_classes
-    return _fused_chunks(layout, layout.n_workers * K, 8 * K)
+    return _fused_chunks(layout, layout.n_workers * K, 8 * (n_states or K))
 
 
 def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=None,
              task_ll=None):
     """A numba pass over the block's tasks, in ``n_chunks`` chunks of equal vote counts.
 
-    ``mode`` and the arrays are those of ``_ds_chunk`` (``log_priors``: ``(1, K)`` or
-    ``(n_tasks, K)``, see :func:`._common._log_priors`); returns ``(worker_counts,
+    ``mode`` and the arrays are those of ``_ds_chunk`` (``log_priors``: ``(1, S)`` or
+    ``(n_tasks, S)``, see :func:`._common._log_priors`); returns ``(worker_counts,
     class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``).
+    The tables have ``S`` columns, the row length of ``log_priors`` (or of ``resp``; ``K``
+    without either).
     """
     K = layout.n_classes
+    S = (log_priors.shape[1] if log_priors is not None
+         else resp.shape[1] if resp is not None else K)
     counted = mode != _E_STEP
-    shape = (n_chunks, layout.n_workers * K, K) if counted else (n_chunks, 0, K)
+    shape = (n_chunks, layout.n_workers * K, S) if counted else (n_chunks, 0, S)
     counts = layout.scratch("ds_counts", shape)
-    class_counts = np.empty((n_chunks, K))
+    class_counts = np.empty((n_chunks, S))
     log_liks = np.empty(n_chunks)
     if log_confusions_t is None:  # typed placeholder: _COUNTS and _VOTE_SHARES do not read it
-        log_confusions_t = np.zeros((1, 1, K))
+        log_confusions_t = np.zeros((1, 1, S))
     if log_priors is None:
-        log_priors = np.zeros((1, K))
+        log_priors = np.zeros((1, S))
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
-    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, K), log_priors,
-           np.empty((0, K)) if resp is None else resp,
+    kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, S), log_priors,
+           np.empty((0, S)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
            layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
     if not counted:
         return None, None, float(log_liks.sum())
-    return (counts.sum(axis=0).reshape(layout.n_workers, K, K), class_counts.sum(axis=0),
+    return (counts.sum(axis=0).reshape(layout.n_workers, K, S), class_counts.sum(axis=0),
             float(log_liks.sum()))
 
 
@@ -290,16 +304,17 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     ----------
     layout : BlockLayout
         The block's votes.
-    log_confusions_t : ndarray of shape (n_workers, K, K)
-        ``[j, l, k] = log P(worker j answers l | true class k)``.
-    log_class_priors : ndarray of shape (K,)
+    log_confusions_t : ndarray of shape (n_workers, K, S)
+        ``[j, l, k] = log P(worker j answers l | true class k)`` (``S = K``
+        classes, or latent states, see the module's docstring).
+    log_class_priors : ndarray of shape (S,)
         ``log P(true class k)``.
-    resp : ndarray of shape (n_tasks, K), default=None
+    resp : ndarray of shape (n_tasks, S), default=None
         Output buffer for the responsibilities; when None they are not kept
         (an EM iteration needs only the statistics).
-    worker_counts : ndarray of shape (n_workers, K, K), default=None
+    worker_counts : ndarray of shape (n_workers, K, S), default=None
         Counts to add this block's counts into (see :func:`ds_worker_counts`).
-    log_task_priors : ndarray of shape (n_tasks, K), default=None
+    log_task_priors : ndarray of shape (n_tasks, S), default=None
         Per-task log-priors that replace ``log_class_priors`` (see
         :func:`ds_e_step`); the statistics are those of the posteriors.
 
@@ -322,10 +337,11 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     >>> stats.class_counts, round(stats.log_likelihood, 4)
     (array([1., 1.]), -1.7832)
     """
-    n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
+    n_states = len(log_class_priors)
+    n_chunks = _ds_n_chunks(layout, n_states) if _engine() == "numba" else 0
     if n_chunks:
         counts, class_counts, log_lik = _ds_pass(
-            layout, _FUSED, n_chunks, None if resp is None else _out(resp, layout),
+            layout, _FUSED, n_chunks, None if resp is None else _out(resp, layout, n_states),
             np.ascontiguousarray(log_confusions_t, dtype=np.float64),
             _log_priors(layout, log_class_priors, log_task_priors),
         )
@@ -369,6 +385,8 @@ if numba is not None:
         ``log_prior`` is ``(1, K)`` (every task's) or ``(n_tasks, K)`` (row ``i``: task
         ``i``'s). ``log_conf_t`` and ``counts`` are ``(n_workers * K, K)`` views of ``[worker,
         label, class]`` tables, whose row ``cell[v]`` is the one vote ``v`` reads or adds to.
+        Here ``K`` is the number of columns, the latent states (``log_prior``'s row length),
+        which ``_VOTE_SHARES`` needs equal to the number of classes.
         Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS`` and ``_VOTE_SHARES``).
 
         Every loop indexes with plain element loops and unsigned indices: no array views, no
