@@ -21,6 +21,9 @@ Modules:
   :func:`row_argmax`;
 - ``dawid_skene``: the Dawid-Skene E-step fused with its confusion counts, and
   its M-step (:func:`ds_block_statistics`, :func:`ds_log_confusions`, ...);
+- ``dirichlet``: the Dirichlet posteriors of the variational models (expected
+  logs and KL divergences in one pass, :func:`dirichlet_expectations`) and the
+  empirical-Bayes fit of a shared Dirichlet prior (:func:`fit_dirichlet_multinomial`);
 - ``glad``: the GLAD E-step fused with the gradients of its M-step, and the
   per-task difficulty search (:func:`glad_block_statistics`,
   :func:`glad_task_difficulties`, ...);
@@ -76,6 +79,12 @@ from .dawid_skene import (
     ds_vote_share_counts,
     ds_worker_counts,
 )
+from .dirichlet import (
+    dirichlet_expectations,
+    dirichlet_expected_log,
+    dirichlet_kl,
+    fit_dirichlet_multinomial,
+)
 from .glad import (
     LOG_BETA_BOUND,
     GLADBlockStatistics,
@@ -113,4 +122,8 @@ __all__ = [
     "kos_iteration",
     "worker_agreement",
     "msr_step",
+    "dirichlet_expectations",
+    "dirichlet_expected_log",
+    "dirichlet_kl",
+    "fit_dirichlet_multinomial",
 ]

@@ -9,6 +9,7 @@ import pytest
 
 from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
+from skcrowd.aggregation import EBCC, BayesianDawidSkene
 from skcrowd.aggregation.kernels import (
     SOFTMAX,
     BlockLayout,
@@ -27,6 +28,7 @@ from skcrowd.aggregation.kernels import (
     weighted_vote_proba,
     worker_agreement,
 )
+from skcrowd.aggregation.kernels import dirichlet_expectations, fit_dirichlet_multinomial
 
 from ._crowds import random_log_confusions, random_votes
 
@@ -46,6 +48,7 @@ def test_engines_agree_on_every_kernel(monkeypatch):
     log_task_priors[5::7, 1] = np.log(0.4)
     indptr, neighbour = worker_agreement(layout)[:2]
     pair_values = rng.random(len(neighbour))
+    counts = rng.gamma(0.5, 3.0, size=(9, 4, 4)) * (rng.random((9, 4, 4)) < 0.7)
     results = {}
     for engine in ("numba", "numpy"):
         monkeypatch.setattr(kernels, "ENGINE", engine)
@@ -71,6 +74,15 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             *worker_agreement(layout),
             msr_step(indptr, neighbour, pair_values, np.exp(abilities), abilities,
                      np.arange(votes.n_workers) % 3),
+            *dirichlet_expectations(np.exp(log_conf_t) * 3.0 + 0.5, np.exp(log_conf_t[0])),
+            fit_dirichlet_multinomial(counts, np.ones((4, 4)), bounds=(1e-2, 1e5)),
+            # the Dawid-Skene pass on latent states other than the classes (EBCC's pairs),
+            # with per-task priors over the states
+            *ds_block_statistics(layout, np.repeat(log_conf_t, 2, axis=2),
+                                 np.repeat(log_priors - np.log(2), 2),
+                                 resp=np.empty((votes.n_tasks, 8)),
+                                 log_task_priors=np.repeat(log_task_priors - np.log(2), 2,
+                                                           axis=1))[:3],
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
@@ -112,7 +124,9 @@ def test_engines_agree_on_weighted_votes(model, monkeypatch):
 @pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
 @pytest.mark.parametrize("model", [DawidSkene(tol=0, max_iter=15),
                                    WeightedDawidSkene(tol=0, max_iter=15),
-                                   GLAD(tol=0, max_iter=15)], ids=type)
+                                   GLAD(tol=0, max_iter=15),
+                                   BayesianDawidSkene(tol=0, max_iter=15),
+                                   EBCC(tol=0, max_iter=15, random_state=0)], ids=type)
 def test_engines_agree_on_whole_fits(model, monkeypatch):
     rng = np.random.default_rng(3)
     votes = rng.integers(4, size=(120, 10))

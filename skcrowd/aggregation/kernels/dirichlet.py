@@ -1,0 +1,471 @@
+"""Dirichlet posteriors of the variational models: expected logs, KL divergences, and the
+empirical-Bayes estimate of a Dirichlet prior.
+
+The variational (mean-field) models keep a Dirichlet posterior ``q`` for every
+row of every worker's confusion matrix. Their tables use the layout of the
+Dawid-Skene kernels (:mod:`.dawid_skene`): ``[j, l, s]`` with ``l`` the answer
+and ``s`` the latent state (the true class, or a (class, subtype) pair), so
+each Dirichlet runs over the middle axis. From these posteriors the models
+need, at each iteration,
+
+- the expected log-probabilities ``E_q[log pi[j, s, l]] = digamma(a[j, l, s])
+  - digamma(sum_l a[j, l, s])``, which the E-step uses in place of
+  log-probabilities;
+- the sum over rows of ``KL(q || prior)``, the parameters' term of the ELBO;
+
+both from one pass (:func:`dirichlet_expectations`): numba (parallel over
+workers, with its own ``digamma``, accurate to about 1e-15) or numpy
+(``scipy.special``). :func:`dirichlet_kl` is the same divergence for small
+arrays, and :func:`fit_dirichlet_multinomial` the empirical-Bayes update of a
+prior shared by many rows (Minka, 2000), one implementation for both engines
+(numpy on the non-zero counts).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import digamma, gammaln, polygamma
+
+from ._common import _MAX_CHUNKS, _engine, _jit, _parallel, numba
+
+_DIGAMMA_SHIFT = 10.0  # digamma: recurrence up to here, then the asymptotic series
+_PRIOR_MAX_ITER = 50
+_PRIOR_TOL = 1e-8
+_PRIOR_HALVINGS = 6
+_PRIOR_GAIN_TOL = 1e-9
+_TAYLOR_SHIFT = 1e-8  # shifts below this times their base: Taylor expansion
+
+
+def dirichlet_expectations(posterior_t, prior_t, *, out=None):
+    """Expected logs of Dirichlet rows and their summed KL divergence to a shared prior.
+
+    Parameters
+    ----------
+    posterior_t : ndarray of shape (n_workers, K, S)
+        Dirichlet parameters ``a[j, :, s]`` of the posterior of row ``s`` of
+        worker ``j`` (over the ``K`` answers, the middle axis), all positive.
+    prior_t : ndarray of shape (K, S)
+        Dirichlet parameters ``b[:, s]`` of the prior of row ``s`` (every worker's).
+    out : ndarray of shape (n_workers, K, S), default=None
+        C-contiguous float64 buffer for the expected logs (allocated when None).
+
+    Returns
+    -------
+    expected_log_t : ndarray of shape (n_workers, K, S)
+        ``E_q[log pi[j, s, l]] = digamma(a[j, l, s]) - digamma(sum_l a[j, l, s])``.
+    kl : float
+        ``sum_{j, s} KL(Dir(a[j, :, s]) || Dir(b[:, s]))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_expectations
+    >>> posterior = np.array([[[2.0], [1.0]]])  # one worker, one row: Dir(2, 1)
+    >>> expected_log, kl = dirichlet_expectations(posterior, np.ones((2, 1)))
+    >>> expected_log.ravel()  # digamma(2) - digamma(3), digamma(1) - digamma(3)
+    array([-0.5, -1.5])
+    >>> round(kl, 6)  # KL(Dir(2, 1) || Dir(1, 1)) = log 2 - 1/2
+    0.193147
+    """
+    posterior_t = np.ascontiguousarray(posterior_t, dtype=np.float64)
+    prior_t = np.ascontiguousarray(prior_t, dtype=np.float64)
+    if out is None:
+        out = np.empty_like(posterior_t)
+    if _engine() == "numba":
+        row_kl = np.empty(posterior_t.shape[0])
+        kernel = (_expectations_parallel if _parallel(posterior_t.size)
+                  else _expectations_serial)
+        kernel(posterior_t, prior_t, np.stack([gammaln(prior_t), digamma(prior_t)]),
+               gammaln(prior_t.sum(axis=0)), out, row_kl)
+        return out, float(row_kl.sum())
+    totals = posterior_t.sum(axis=1)
+    digamma(posterior_t, out=out)
+    out -= digamma(totals)[:, None, :]
+    prior_totals = prior_t.sum(axis=0)
+    row_kl = (gammaln(totals) - gammaln(prior_totals)
+              - (gammaln(posterior_t) - gammaln(prior_t)).sum(axis=1)
+              + ((posterior_t - prior_t) * out).sum(axis=1))
+    return out, float(row_kl.sum(axis=1).sum())
+
+
+def dirichlet_kl(posterior, prior):
+    """``KL(Dir(posterior) || Dir(prior))`` over the last axis (summed over the others).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_kl
+    >>> round(dirichlet_kl(np.array([2.0, 1.0]), np.ones(2)), 6)
+    0.193147
+    """
+    posterior = np.asarray(posterior, dtype=np.float64)
+    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), posterior.shape)
+    total = posterior.sum(axis=-1, keepdims=True)
+    expected_log = digamma(posterior) - digamma(total)
+    kl = (gammaln(total[..., 0]) - gammaln(prior.sum(axis=-1))
+          - (gammaln(posterior) - gammaln(prior)).sum(axis=-1)
+          + ((posterior - prior) * expected_log).sum(axis=-1))
+    return float(np.sum(kl))
+
+
+def dirichlet_expected_log(posterior):
+    """``E[log p]`` under ``Dir(posterior)`` over the last axis: ``digamma(a) - digamma(sum a)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_expected_log
+    >>> dirichlet_expected_log(np.array([2.0, 1.0]))
+    array([-0.5, -1.5])
+    """
+    posterior = np.asarray(posterior, dtype=np.float64)
+    return digamma(posterior) - digamma(posterior.sum(axis=-1, keepdims=True))
+
+
+def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
+                              max_iter=_PRIOR_MAX_ITER, tol=_PRIOR_TOL):
+    """Empirical-Bayes Dirichlet priors: maximize the Dirichlet-multinomial evidence of counts.
+
+    Column ``s`` of ``prior_t`` is the Dirichlet prior ``alpha`` shared by row
+    ``s`` of every worker's table, whose (expected, possibly fractional)
+    counts are ``counts_t[j, :, s]``. The update maximizes, for each column,
+
+    ``F(alpha) = sum_j [log Gamma(A) - log Gamma(A + n_j) + sum_l (log Gamma(alpha_l
+    + N_jl) - log Gamma(alpha_l))]``, with ``A = sum_l alpha_l`` and ``n_j =
+    sum_l N_jl``,
+
+    the log-evidence ``sum_j log B(alpha + N_j) / B(alpha)`` of the counts
+    under ``alpha`` (Minka, 2000, section 4, the Polya distribution). For a
+    model whose posterior rows are ``q = Dir(alpha + N_j)`` this is the
+    evidence lower bound's dependence on ``alpha`` jointly with ``q``, so the
+    update is an exact block maximization of the ELBO. Rows without counts do
+    not enter ``F`` (a column without any keeps its prior); an entry ``l``
+    without counts in any row of the column gets the lower bound (``F``
+    decreases in it). The other entries take
+    safeguarded Newton steps, the Hessian being a diagonal plus a rank-one
+    matrix (Minka, 2000), each entry at most doubled or halved: a full step,
+    or halved ones until ``F`` increases,
+    within ``bounds``, until the predicted gain is within the rounding of
+    ``F`` (1e-9 per term) (entries held at a bound they are pushed against do not
+    move). ``F`` never decreases.
+
+    Parameters
+    ----------
+    counts_t : ndarray of shape (n_workers, D, S)
+        Non-negative counts ``N[j, l, s]``.
+    prior_t : ndarray of shape (D, S)
+        Current priors (the starting point), positive.
+    bounds : (float, float)
+        Box of the entries of the prior.
+    max_iter : int, default=50
+        Maximum number of Newton steps.
+    tol : float, default=1e-8
+        Stop when no step changes an entry by more than ``tol`` relative.
+
+    Returns
+    -------
+    prior_t : ndarray of shape (D, S)
+
+    References
+    ----------
+    T. P. Minka. "Estimating a Dirichlet distribution". Technical report, MIT, 2000.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import fit_dirichlet_multinomial
+    >>> rng = np.random.default_rng(0)
+    >>> rows = rng.dirichlet([6.0, 2.0, 1.0], size=4000)  # 4000 workers, 30 answers each
+    >>> counts = np.stack([rng.multinomial(30, p) for p in rows]).astype(float)[:, :, None]
+    >>> fit_dirichlet_multinomial(counts, np.ones((3, 1))).ravel().round(1)
+    array([6., 2., 1.])
+    """
+    low, high = bounds
+    S = prior_t.shape[1]
+    data = _PolyaData(counts_t)
+    alpha = np.array(prior_t, dtype=np.float64)
+    free = data.entries > 0
+    # an answer nobody gives in a column with counts: F decreases in its pseudo-count
+    alpha[~free & free.any(axis=0)] = low
+    for _ in range(max_iter):
+        value, gradient, diagonal, rank_one = data.evaluate(alpha, derivatives=True)
+        # entries that move: those with counts (of a curvature that does not round to zero),
+        # but not out of the box they are held at
+        active = (free & (diagonal < 0) & ~((alpha >= high) & (gradient > 0))
+                  & ~((alpha <= low) & (gradient < 0)))
+        gradient[~active] = 0.0
+        inverse_d = np.where(active, 1.0 / np.where(active, diagonal, -1.0), 0.0)
+        # Newton direction -H^-1 g (H = diag(d) + c 1 1^T, Sherman-Morrison) where H is
+        # negative definite, else the diagonal Newton direction -g / d
+        denominator = 1.0 + rank_one * inverse_d.sum(axis=0)
+        definite = denominator > 0
+        correction = rank_one * (gradient * inverse_d).sum(axis=0) / np.where(definite,
+                                                                              denominator, 1.0)
+        direction = -(gradient - np.where(definite, correction, 0.0)) * inverse_d
+        # a trust region: no entry more than doubled or halved by one step
+        ratio = direction / alpha
+        largest = np.maximum(ratio.max(axis=0), -2.0 * ratio.min(axis=0))
+        direction *= 1.0 / np.maximum(largest, 1.0)
+        # columns whose predicted gain is within the rounding of F (about 1e-16 times each
+        # of its log-gamma terms, up to 1e7 for pseudo-counts of 1e5) are at their optimum
+        moving = (gradient * direction).sum(axis=0) > _PRIOR_GAIN_TOL * data.n_terms
+        step = np.ones(S)
+        new = alpha.copy()
+        for _ in range(_PRIOR_HALVINGS):
+            trial = np.where(free, np.clip(alpha + step * direction, low, high), alpha)
+            # a step too small to change the prior ends the column's search (an optimum, or
+            # a bound it is pushed against)
+            moving &= np.max(np.abs(trial - alpha) / alpha, axis=0) > tol
+            if not moving.any():
+                break
+            trial_value = data.evaluate(trial)
+            accept = moving & (trial_value > value)
+            new[:, accept] = trial[:, accept]
+            value = np.where(accept, trial_value, value)
+            moving &= ~accept
+            step = np.where(moving, 0.5 * step, step)
+        if np.array_equal(new, alpha):
+            break
+        alpha = new
+    return alpha
+
+
+class _PolyaData:
+    """The non-zero counts of :func:`fit_dirichlet_multinomial`, and its objective's pieces.
+
+    Every piece is a sum of differences ``f(base + shift) - f(base)`` over the non-zero
+    counts (``base`` a prior entry, ``shift`` the count) or over the rows with counts
+    (``base`` a column's total, ``shift`` the row's count), with ``f`` the log-gamma function
+    or its derivatives (:func:`_difference_sums`). The differences are computed directly, to
+    full relative precision, not as differences of large values: at the optimum the rows'
+    and the counts' parts of the gradient cancel, and with pseudo-counts in the thousands a
+    difference of ``digamma`` values would leave only rounding.
+    """
+
+    def __init__(self, counts_t):
+        counts_t = np.asarray(counts_t, dtype=np.float64)
+        _, D, S = counts_t.shape
+        self.shape = (D, S)
+        totals = counts_t.sum(axis=1)
+        self.row_column = np.nonzero(totals > 0)[1].astype(np.int64)  # column of each row
+        self.row_total = totals[totals > 0]
+        _, answer, column = np.nonzero(counts_t > 0)
+        self.cell = (answer * S + column).astype(np.int64)  # (answer, column) of each count
+        self.count = counts_t[counts_t > 0]
+        self.entries = np.bincount(self.cell, minlength=D * S).reshape(D, S)
+        self.n_terms = self.entries.sum(axis=0) + np.bincount(self.row_column, minlength=S)
+
+    def evaluate(self, alpha, derivatives=False):
+        """``F`` of every column; with ``derivatives``, also the gradient ``(D, S)`` and the
+        Hessian ``diag(d) + c 1 1^T``: ``d`` ``(D, S)``, ``c`` ``(S,)``."""
+        rows = _difference_sums(self.row_column, self.row_total, alpha.sum(axis=0),
+                                derivatives)
+        cells = [c.reshape(self.shape)
+                 for c in _difference_sums(self.cell, self.count, alpha.ravel(), derivatives)]
+        value = cells[0].sum(axis=0) - rows[0]
+        if not derivatives:
+            return value
+        return value, cells[1] - rows[1], cells[2], -rows[2]
+
+
+def _difference_sums(index, shift, base, derivatives=False):
+    """Per entry ``b`` of ``base``, sums over ``e`` with ``index[e] = b`` of ``f(base[b] +
+    shift[e]) - f(base[b])`` for ``f = log Gamma``, and with ``derivatives`` also for ``f =
+    digamma`` and ``f = trigamma``: a tuple of one or three arrays.
+
+    A shift below ``_TAYLOR_SHIFT`` times its base (the expected count of a class a vote
+    almost surely is not) takes the second-order Taylor expansion at the base, whose
+    remainder is below 1e-16 relative there, from the derivatives of ``log Gamma`` at each
+    base (computed once, by scipy, for both engines); the others
+    :func:`_gamma_differences`. The numba engine sums chunks of the entries in parallel
+    (a fixed number of chunks, added in order: the same sums on any number of threads)."""
+    n, n_sums = len(base), 3 if derivatives else 1
+    taylor = np.stack([digamma(base), *(polygamma(m, base) for m in (1, 2, 3))])
+    if _engine() == "numba":
+        n_chunks = _MAX_CHUNKS if _parallel(len(index)) else 1
+        out = np.zeros((n_chunks, n_sums, n))
+        bounds = np.linspace(0, len(index), n_chunks + 1).astype(np.int64)
+        kernel = _difference_sums_parallel if n_chunks > 1 else _difference_sums_serial
+        kernel(index, shift, base, taylor, bounds, out)
+        return tuple(out.sum(axis=0))
+    x, h = base[index], shift
+    near = h <= _TAYLOR_SHIFT * x
+    sums = []
+    for k, full in enumerate(_gamma_differences(x[~near], h[~near], derivatives)):
+        # f(x + h) - f(x) = h f'(x) + h^2 / 2 f''(x): f' and f'' are rows k and k + 1
+        first, second = taylor[k][index[near]], taylor[k + 1][index[near]]
+        values = np.empty_like(h)
+        values[near] = h[near] * (first + 0.5 * h[near] * second)
+        values[~near] = full
+        sums.append(np.bincount(index, values, minlength=n))
+    return tuple(sums)
+
+
+# Asymptotic series at y >= _DIGAMMA_SHIFT (remainders below 1e-16 relative), in powers of
+# 1 / y (Bernoulli numbers): log Gamma(y) = (y - 1/2) log y - y + log(2 pi) / 2 + sum_p
+# _LGAMMA[p] y^-p; digamma(y) = log y + sum_p _DIGAMMA[p] y^-p; trigamma(y) = sum_p
+# _TRIGAMMA[p] y^-p (entry p of each; 15 powers).
+_LGAMMA = np.array([0, 1 / 12, 0, -1 / 360, 0, 1 / 1260, 0, -1 / 1680, 0, 1 / 1188, 0,
+                    -691 / 360360, 0, 1 / 156, 0, 0])
+_DIGAMMA = np.array([0, -1 / 2, -1 / 12, 0, 1 / 120, 0, -1 / 252, 0, 1 / 240, 0, -1 / 132, 0,
+                     691 / 32760, 0, -1 / 12, 0])
+_TRIGAMMA = np.array([0, 1, 1 / 2, 1 / 6, 0, -1 / 30, 0, 1 / 42, 0, -1 / 30, 0, 5 / 66, 0,
+                      -691 / 2730, 0, 7 / 6])
+_POWERS = 15
+
+
+def _gamma_differences(x, h, derivatives=False):
+    """numpy: ``f(x + h) - f(x)`` elementwise (``x > 0``, ``h >= 0``), for ``f = log Gamma``
+    (and, with ``derivatives``, ``digamma`` and ``trigamma``), without cancellation: the
+    recurrences ``f(x) = f(x + 1) - ...`` up to ``x >= 10``, whose terms differ in closed
+    form (for log Gamma, ``log prod (1 + h / (x + i))`` through the product minus one), then
+    the difference of the asymptotic series, each of its powers as ``(x + h)^-p - x^-p =
+    x^-p (q^p - 1)`` with ``q = x / (x + h)`` and ``q^p - 1 = (q - 1) sum_{i<p} q^i``. The
+    numba engine computes the same, in the same operations (``_gamma_difference``)."""
+    x = np.array(x, dtype=np.float64)
+    h = np.asarray(h, dtype=np.float64)
+    product, psi, trigamma = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
+    small = np.flatnonzero(x < _DIGAMMA_SHIFT)
+    while small.size:
+        xs, hs = x[small], h[small]
+        u = hs / xs  # log Gamma(x) = log Gamma(x + 1) - log x: product <- prod(1 + u) - 1
+        product[small] += u + product[small] * u
+        if derivatives:  # digamma(x) = digamma(x + 1) - 1 / x; trigamma: + 1 / x^2
+            t = 1.0 / (xs * (xs + hs))
+            psi[small] += hs * t
+            trigamma[small] -= hs * (2.0 * xs + hs) * t * t
+        x[small] += 1.0
+        small = small[x[small] < _DIGAMMA_SHIFT]
+    log_ratio = np.log1p(h / x)
+    lgamma = (x - 0.5) * log_ratio + h * (np.log(x + h) - 1.0) - np.log1p(product)
+    psi += log_ratio
+    inverse, step, ratio = 1.0 / x, -h / (x + h), x / (x + h)
+    inverse_power, ratio_power, geometric = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
+    for p in range(1, _POWERS + 1):
+        geometric += ratio_power
+        ratio_power *= ratio
+        inverse_power *= inverse
+        difference = inverse_power * step * geometric  # (x + h)^-p - x^-p
+        lgamma += _LGAMMA[p] * difference
+        if derivatives:
+            psi += _DIGAMMA[p] * difference
+            trigamma += _TRIGAMMA[p] * difference
+    return (lgamma, psi, trigamma) if derivatives else (lgamma,)
+
+
+# ---------------------------------------------------------------------------
+# numba kernels
+# ---------------------------------------------------------------------------
+
+
+if numba is not None:
+    from ._common import prange
+
+    @_jit(parallel=False, inline="always", fastmath={"contract"})
+    def _digamma(x):
+        """``digamma(x)`` for ``x > 0``: the recurrence ``digamma(x) = digamma(x + 1) - 1 / x``
+        up to ``x >= 10``, then the asymptotic series to ``x**-14`` (remainder below 1e-16)."""
+        shift = 0.0
+        while x < _DIGAMMA_SHIFT:
+            shift += 1.0 / x
+            x += 1.0
+        f = 1.0 / (x * x)
+        series = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (
+            1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))))
+        return math.log(x) - 0.5 / x + series - shift
+
+    @_jit(parallel=False, inline="always")
+    def _gamma_difference(x, h, derivatives, out, b):
+        """``out[:, b] +=`` the differences of :func:`_gamma_differences` at one ``(x, h)``,
+        in the same operations."""
+        product, psi, trigamma = 0.0, 0.0, 0.0
+        while x < _DIGAMMA_SHIFT:
+            u = h / x
+            product += u + product * u
+            if derivatives:
+                t = 1.0 / (x * (x + h))
+                psi += h * t
+                trigamma -= h * (2.0 * x + h) * t * t
+            x += 1.0
+        log_ratio = math.log1p(h / x)
+        lgamma = (x - 0.5) * log_ratio + h * (math.log(x + h) - 1.0) - math.log1p(product)
+        psi += log_ratio
+        inverse, step, ratio = 1.0 / x, -h / (x + h), x / (x + h)
+        inverse_power, ratio_power, geometric = 1.0, 1.0, 0.0
+        for p in range(1, _POWERS + 1):
+            geometric += ratio_power
+            ratio_power *= ratio
+            inverse_power *= inverse
+            difference = inverse_power * step * geometric
+            lgamma += _LGAMMA[p] * difference
+            if derivatives:
+                psi += _DIGAMMA[p] * difference
+                trigamma += _TRIGAMMA[p] * difference
+        out[0, b] += lgamma
+        if derivatives:
+            out[1, b] += psi
+            out[2, b] += trigamma
+
+    @_jit(parallel=False)
+    def _difference_chunk(index, shift, base, taylor, start, stop, out):
+        derivatives = out.shape[0] == 3
+        for e in range(start, stop):
+            b = index[e]
+            h = shift[e]
+            if h <= _TAYLOR_SHIFT * base[b]:
+                out[0, b] += h * (taylor[0, b] + 0.5 * h * taylor[1, b])
+                if derivatives:
+                    out[1, b] += h * (taylor[1, b] + 0.5 * h * taylor[2, b])
+                    out[2, b] += h * (taylor[2, b] + 0.5 * h * taylor[3, b])
+            else:
+                _gamma_difference(base[b], h, derivatives, out, b)
+
+    @_jit(parallel=False)
+    def _difference_sums_serial(index, shift, base, taylor, bounds, out):
+        for c in range(bounds.shape[0] - 1):
+            _difference_chunk(index, shift, base, taylor, bounds[c], bounds[c + 1], out[c])
+
+    @_jit
+    def _difference_sums_parallel(index, shift, base, taylor, bounds, out):
+        for c in prange(bounds.shape[0] - 1):
+            _difference_chunk(index, shift, base, taylor, bounds[c], bounds[c + 1], out[c])
+
+    @_jit(parallel=False)
+    def _expectations_worker(posterior, prior, prior_special, prior_total_lgamma, out, row_kl,
+                             j):
+        """Worker ``j``'s expected logs into ``out[j]``, its rows' summed KL into
+        ``row_kl[j]``; entries equal to the prior's (no counts) add nothing to the KL and
+        take ``digamma`` of the prior from ``prior_special`` (its ``log Gamma`` and
+        ``digamma``)."""
+        K, S = posterior.shape[1], posterior.shape[2]
+        kl = 0.0
+        for s in range(S):
+            total = 0.0
+            for a in range(K):
+                total += posterior[j, a, s]
+            psi_total = _digamma(total)
+            kl += math.lgamma(total) - prior_total_lgamma[s]
+            for a in range(K):
+                p = posterior[j, a, s]
+                if p == prior[a, s]:
+                    out[j, a, s] = prior_special[1, a, s] - psi_total
+                else:
+                    e = _digamma(p) - psi_total
+                    out[j, a, s] = e
+                    kl += (p - prior[a, s]) * e - math.lgamma(p) + prior_special[0, a, s]
+        row_kl[j] = kl
+
+    @_jit(parallel=False)
+    def _expectations_serial(posterior, prior, prior_special, prior_total_lgamma, out, row_kl):
+        for j in range(posterior.shape[0]):
+            _expectations_worker(posterior, prior, prior_special, prior_total_lgamma, out,
+                                 row_kl, j)
+
+    @_jit
+    def _expectations_parallel(posterior, prior, prior_special, prior_total_lgamma, out,
+                               row_kl):
+        for j in prange(posterior.shape[0]):
+            _expectations_worker(posterior, prior, prior_special, prior_total_lgamma, out,
+                                 row_kl, j)
