@@ -14,6 +14,10 @@ whose peak resident memory (``ru_maxrss``) is reported:
   one would not load the parallel kernels); its time is the ``warm-up s`` column.
   ``loop s/iter`` = (fit time with ``max_iter=iters`` - fit time with ``max_iter=1``) /
   (iters - 1): the EM iterations without input validation and set-up.
+- ``skcrowd-bayesian-ds`` / ``skcrowd-ebcc`` (and ``-numpy``): the variational models
+  :class:`skcrowd.aggregation.BayesianDawidSkene` and ``EBCC(random_state=0)`` (10 subtypes),
+  timed as ``skcrowd-ds``; crowd-kit has neither, so their ``ratio`` is crowd-kit's
+  DawidSkene ``s/iter`` divided by theirs.
 - ``crowdkit-ds`` / ``crowdkit-glad``: crowd-kit 1.4.2 ``DawidSkene(n_iter=iters, tol=-inf)`` /
   ``GLAD(n_iter=iters, tol=-inf)`` on a pandas frame ``task, worker, label`` (crowd-kit stops
   when the loss *change* is below ``tol``, a decrease included, so ``tol=0`` can stop after two
@@ -115,8 +119,14 @@ BINARY_MODELS = ("kos",)
 
 
 def model_key(method):
-    """``"skcrowd-zbs-numpy"`` -> ``"zbs"``."""
-    return method.split("-")[1]
+    """``"skcrowd-zbs-numpy"`` -> ``"zbs"`` (the variational models: ``"ds"``, see below)."""
+    return "ds" if method in VARIATIONAL_METHODS else method.split("-")[1]
+
+
+# BayesianDawidSkene and EBCC: timed as DS (crowd-kit has neither; its DS is the ratio's)
+VARIATIONAL_METHODS = ("skcrowd-bayesian-ds", "skcrowd-bayesian-ds-numpy", "skcrowd-ebcc",
+                       "skcrowd-ebcc-numpy")
+SKCROWD_METHODS += VARIATIONAL_METHODS
 
 
 # ---------------------------------------------------------------------------
@@ -169,7 +179,7 @@ def run_skcrowd(method, data, iters):
     warnings.simplefilter("ignore", ConvergenceWarning)
     kernels.ENGINE = "numpy" if method.endswith("-numpy") else "numba"
     name, iteration_params = MODELS[model_key(method)]
-    cls = getattr(aggregation, name)
+    cls = _variational_model(method) or getattr(aggregation, name)
 
     def model(max_iter):
         if iteration_params is None:  # no iterations
@@ -199,6 +209,17 @@ def run_skcrowd(method, data, iters):
         model(1).fit_predict(votes)
         result["loop_s_per_iter"] = (total - (time.perf_counter() - start)) / (iters - 1)
     return result
+
+
+def _variational_model(method):
+    """The estimator class of a ``VARIATIONAL_METHODS`` entry (EBCC seeded), else None."""
+    from functools import partial
+
+    from skcrowd.aggregation import EBCC, BayesianDawidSkene
+
+    if method not in VARIATIONAL_METHODS:
+        return None
+    return BayesianDawidSkene if "-bayesian-ds" in method else partial(EBCC, random_state=0)
 
 
 def run_crowdkit(method, data, iters):

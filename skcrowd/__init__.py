@@ -22,6 +22,8 @@ _LAZY = {
     "ZeroBasedSkill": "aggregation",
     "KOS": "aggregation",
     "MMSR": "aggregation",
+    "BayesianDawidSkene": "aggregation",
+    "EBCC": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -10,6 +10,8 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`Wawa`, :class:`ZeroBasedSkill`, :class:`KOS`, :class:`MMSR`: weighted majority votes
   whose worker weights come from agreement with the aggregate, message passing (binary) or a
   robust rank-one completion of the workers' agreement matrix.
+- :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
+- :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
 
 The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
 (:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
@@ -17,7 +19,9 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 (``kernels.ENGINE`` chooses).
 """
 
+from ._bayesian_dawid_skene import BayesianDawidSkene
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
+from ._ebcc import EBCC
 from ._glad import GLAD
 from ._kos import KOS
 from ._majority import MajorityVote
@@ -27,3 +31,4 @@ from ._zero_based_skill import ZeroBasedSkill
 
 __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
+__all__ += ["BayesianDawidSkene", "EBCC"]

@@ -6,9 +6,11 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+from skcrowd.aggregation import EBCC, BayesianDawidSkene
 from skcrowd.datasets import simulate_annotators
 
 EM = [DawidSkene(), WeightedDawidSkene(), GLAD()]
+EM += [BayesianDawidSkene(), EBCC(random_state=0)]  # variational Bayes (ELBO)
 ids = type
 
 

@@ -4,6 +4,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
+from skcrowd.aggregation import EBCC, BayesianDawidSkene
 
 _NEGATIVE_LABELS = (
     "-1 marks a missing vote (missing_label=-1) and other negative integers are valid labels, so "
@@ -55,7 +56,8 @@ def _expected_failures(estimator):
 
 @parametrize_with_checks(
     [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD(),
-     Wawa(), ZeroBasedSkill(), KOS(random_state=0), MMSR(random_state=0)],
+     Wawa(), ZeroBasedSkill(), KOS(random_state=0), MMSR(random_state=0),
+     BayesianDawidSkene(), EBCC(random_state=0)],
     expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible(estimator, check):

@@ -11,6 +11,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 from skcrowd import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene  # noqa: E402
+from skcrowd import EBCC, BayesianDawidSkene  # noqa: E402
 from skcrowd.backends import OutOfCoreVotes  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore", category=ConvergenceWarning)  # tol=0
@@ -21,7 +22,10 @@ ESTIMATORS = [
     WeightedDawidSkene(max_iter=15, tol=0.0),
     GLAD(max_iter=15, tol=0.0),
 ]
+ESTIMATORS += [BayesianDawidSkene(max_iter=15, tol=0.0), EBCC(max_iter=15, tol=0.0, random_state=0)]
 FITTED = ("class_priors_", "confusion_matrices_", "abilities_", "lower_bounds_", "n_iter_")
+FITTED += ("prior_concentration_", "confusion_counts_", "subtype_confusion_counts_",
+           "subtype_weights_")
 
 
 def simulated_crowd(n_tasks=600, n_workers=40, n_classes=3, seed=0):

@@ -1,0 +1,254 @@
+"""Bayesian Dawid-Skene: variational Bayes with a confusion prior learned from the crowd."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._dawid_skene import DawidSkene
+from .kernels import (dirichlet_expectations, ds_block_statistics, ds_e_step,
+                      fit_dirichlet_multinomial, safe_log)
+
+# Box of the learned Dirichlet pseudo-counts: finite when the data cannot bound them (all
+# workers alike: the optimum is at infinity; an answer nobody gives: at zero).
+PRIOR_BOUNDS = (1e-2, 1e5)
+PRIOR_NEWTON_STEPS = 1  # per iteration: the prior and the posteriors converge together
+
+
+class BayesianDawidSkene(DawidSkene):
+    """Dawid-Skene with Bayesian confusion matrices whose prior is learned from the crowd.
+
+    The model of :class:`DawidSkene` (a latent true class per task, a
+    confusion matrix per worker), made Bayesian and hierarchical: row ``k``
+    of every worker's confusion matrix is drawn from one Dirichlet
+    distribution ``Dir(alpha_k)`` shared by the crowd, ``pi[j, k] ~
+    Dir(alpha_k)``, whose mean ``alpha_k / sum(alpha_k)`` is the crowd's
+    typical way of answering on tasks of class ``k`` (``prior_confusion_``)
+    and whose concentration ``sum(alpha_k)`` says how much workers differ
+    from it (``prior_concentration_``, in pseudo-votes). A worker with three
+    votes is thus pulled toward the crowd's typical confusion, a prolific one
+    is fitted to their own votes, and how strongly is learned from the data
+    instead of fixed (:class:`DawidSkene`'s ``smoothing``).
+
+    This is independent Bayesian classifier combination (IBCC; Kim &
+    Ghahramani, 2012) with its variational inference (Simpson et al., 2013),
+    and with the prior's parameters estimated by empirical Bayes: the
+    algorithm maximizes the evidence lower bound (ELBO) over the variational
+    posterior (Dirichlet rows ``q(pi[j, k])``, class posteriors ``q(t_i)``)
+    and over the hyperparameters ``alpha_k`` together. Each iteration
+
+    1. refits each ``alpha_k`` to the current posteriors of the workers
+       who voted (the empirical-Bayes step: the maximum of ``sum_j E_q[log
+       Dir(pi[j, k] | alpha_k)]``, by Minka's (2000) fixed-point and Newton
+       iterations, :func:`~skcrowd.aggregation.kernels.fit_dirichlet_prior`);
+    2. sets ``q(pi[j, k]) = Dir(alpha_k + expected counts of worker j's
+       answers on tasks of class k)`` and the class priors;
+    3. sets ``q(t_i)`` proportional to ``exp(log rho_k + sum_j E_q[log
+       pi[j, k, y_ij]])``: the E-step of :class:`DawidSkene` with expected
+       log-probabilities (``digamma``) in place of log-probabilities.
+
+    Each step maximizes the ELBO over its block of variables, so the
+    objective ``lower_bound_`` (the ELBO per task, hyperparameters' updates
+    included) never decreases. The class priors ``rho`` are a point estimate
+    (the expected class frequencies): the empirical-Bayes estimate of a
+    Dirichlet prior from its single draw is the limit of infinite
+    concentration at those frequencies, so the class priors' term of the
+    ELBO is their expected log-likelihood. The learned pseudo-counts are kept
+    within ``[0.01, 1e5]``: the data cannot bound them when every worker
+    answers alike (the optimum concentration is then infinite) or when
+    nobody gives some answer (its pseudo-count then goes to zero).
+
+    Parameters
+    ----------
+    n_classes : int, default=None
+        Number of classes when some never appear in the votes: labels must be
+        integers in ``range(n_classes)``. Default: the distinct labels seen.
+    init : {"majority", "random"}, default="majority"
+        Initial class posteriors: the naive soft labels (vote frequencies of
+        each task), or random rows drawn with ``random_state``. The prior
+        starts at ``Dir(I + 1 / K)`` per row (one pseudo-vote for the right
+        class and one spread over all classes).
+    max_iter : int, default=100
+        Maximum number of iterations per initialization.
+    tol : float, default=1e-6
+        Stop when the ELBO (per task) changes by less than ``tol``;
+        ``tol=0`` runs exactly ``max_iter`` iterations.
+    n_init : int, default=1
+        Number of initializations; the one with the best ELBO is kept
+        (use with ``init="random"``).
+    random_state : int, RandomState instance or None, default=None
+        Seed of ``init="random"``.
+    warm_start : bool, default=False
+        Resume from the fitted posteriors and prior on the next ``fit`` (same
+        workers and classes); ``n_init`` is then ignored.
+    verbose : int, default=0
+        1: print a line per initialization; 2: also per iteration.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
+        None entries).
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
+        Where the votes are processed. "auto" follows the type of ``X``: a
+        votes matrix in memory, a parquet path or pyarrow dataset out of core,
+        a dask DataFrame on Dask. "memory" reads long-format votes into
+        memory; "dask" runs a parquet path on Dask. See :ref:`scale`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    confusion_matrices_ : ndarray of shape (n_workers, n_classes, n_classes)
+        Posterior means: ``[j, k, l] = E_q[P(worker j answers classes_[l] |
+        true class classes_[k])]``, the probability of worker ``j``'s next
+        answer under the posterior. A worker without votes gets the prior's
+        mean ``prior_confusion_``.
+    confusion_counts_ : ndarray of shape (n_workers, n_classes, n_classes)
+        Dirichlet parameters of the posterior of each row: the prior's
+        pseudo-counts plus the expected counts of the worker's answers;
+        ``confusion_matrices_`` is its row-normalized version.
+    prior_confusion_ : ndarray of shape (n_classes, n_classes)
+        Mean of the learned prior, the crowd's typical confusion matrix:
+        ``[k, l] = alpha[k, l] / sum_l alpha[k, l]``.
+    prior_concentration_ : ndarray of shape (n_classes,)
+        Concentration ``sum_l alpha[k, l]`` of each row of the learned prior,
+        in pseudo-votes: large when workers answer alike on tasks of class
+        ``k``, small when they differ.
+    class_priors_ : ndarray of shape (n_classes,)
+        Estimated prevalence of each class.
+    converged_ : bool
+        Whether the best initialization converged.
+    n_iter_ : int
+        Iterations of the best initialization.
+    lower_bound_ : float
+        ELBO of the fit, per task: ``(sum_i log sum_k exp(log rho_k + sum_j
+        E_q[log pi[j, k, y_ij]]) - sum_{j, k} KL(q(pi[j, k]) ||
+        Dir(alpha_k))) / n_tasks``.
+    lower_bounds_ : list of float
+        ELBO after each iteration of the best initialization; it never
+        decreases.
+    n_features_in_ : int
+        Number of workers.
+    feature_names_in_ : ndarray of shape (n_workers,)
+        Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes.
+
+    See Also
+    --------
+    DawidSkene : The same model fitted by MAP EM with a fixed prior.
+    EBCC : Classes with subtypes: correlated workers.
+
+    Notes
+    -----
+    ``predict_proba`` gives the variational class posteriors ``q(t_i)`` of
+    the tasks of ``X`` under the fitted worker posteriors.
+    ``score_samples`` gives ``log p(votes of task i)`` under the posterior
+    means (``confusion_matrices_``, ``class_priors_``), which is the
+    posterior predictive probability of the task's votes, as the workers'
+    posteriors are independent.
+
+    References
+    ----------
+    H.-C. Kim and Z. Ghahramani. "Bayesian classifier combination". AISTATS,
+    2012.
+
+    E. Simpson, S. Roberts, I. Psorakis and A. Smith. "Dynamic Bayesian
+    combination of multiple imperfect classifiers". In *Decision Making and
+    Imperfection*, Springer, 2013 (variational IBCC).
+
+    T. P. Minka. "Estimating a Dirichlet distribution". Technical report,
+    MIT, 2000.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation import BayesianDawidSkene
+    >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
+    >>> bds = BayesianDawidSkene().fit(votes)
+    >>> bds.confusion_matrices_[2].round(2)  # worker 2 gives the other class
+    array([[0.09, 0.91],
+           [0.83, 0.17]])
+    >>> bds.predict([[0, 1, 1]])  # majority vote would say 1
+    array([0])
+    """
+
+    _parameter_constraints: dict = {
+        k: v for k, v in DawidSkene._parameter_constraints.items() if k != "smoothing"
+    }
+
+    def __init__(
+        self,
+        n_classes=None,
+        *,
+        init="majority",
+        max_iter=100,
+        tol=1e-6,
+        n_init=1,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        missing_label=-1,
+        backend="auto",
+    ):
+        self.n_classes = n_classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.missing_label = missing_label
+        self.backend = backend
+
+    # Parameters are (posterior_t, expected_log_t, prior, log_class_priors, kl):
+    # posterior_t[j, l, k] the Dirichlet parameters of q(pi[j, k]) (transposed as the
+    # Dawid-Skene kernels want them), expected_log_t[j, l, k] = E_q[log pi[j, k, l]],
+    # prior[k, l] = alpha[k, l], and kl = sum_{j, k} KL(q(pi[j, k]) || Dir(alpha_k)),
+    # computed with the expected logs. Statistics are DawidSkene's expected counts.
+    _parameter_axes = ("worker", "worker", "shared", "shared", "shared")
+
+    def _m_step(self, stats, params):
+        worker_counts, class_counts = stats
+        K = len(class_counts)
+        # empirical Bayes: the prior of highest evidence for the expected counts, jointly with
+        # the posteriors it gives (from the initial prior, then from the last one)
+        prior_t = (np.eye(K) + 1.0 / K).T if params is None else params[2].T
+        prior = fit_dirichlet_multinomial(worker_counts, prior_t, bounds=PRIOR_BOUNDS,
+                                          max_iter=PRIOR_NEWTON_STEPS).T
+        worker_counts += prior.T  # in place: the posteriors' parameters
+        expected_log_t, kl = dirichlet_expectations(worker_counts, prior.T)
+        return (worker_counts, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
+                np.float64(kl))
+
+    def _e_step(self, layout, params, out=None):
+        _, expected_log_t, _, log_priors, _ = params
+        stats = ds_block_statistics(layout, expected_log_t, log_priors,
+                                    worker_counts=None if out is None else out[0])
+        return (stats.worker_counts, stats.class_counts), stats.log_likelihood
+
+    def _parameter_term(self, params):
+        return -float(params[-1])
+
+    def _set_fitted(self, params):
+        posterior_t, _, prior, log_priors, _ = params
+        self.confusion_counts_ = np.ascontiguousarray(posterior_t.transpose(0, 2, 1))
+        self.confusion_matrices_ = (self.confusion_counts_
+                                    / self.confusion_counts_.sum(axis=2, keepdims=True))
+        self.prior_concentration_ = prior.sum(axis=1)
+        self.prior_confusion_ = prior / self.prior_concentration_[:, None]
+        self.class_priors_ = np.exp(log_priors)
+
+    def _fitted_parameters(self):
+        posterior_t = np.ascontiguousarray(self.confusion_counts_.transpose(0, 2, 1))
+        prior = self.prior_confusion_ * self.prior_concentration_[:, None]
+        expected_log_t, kl = dirichlet_expectations(posterior_t, prior.T)
+        return posterior_t, expected_log_t, prior, safe_log(self.class_priors_), np.float64(kl)
+
+    def _soft_labels(self, layout, params, resp=None):
+        _, expected_log_t, _, log_priors, _ = params
+        return ds_e_step(layout, expected_log_t, log_priors, resp=resp)[0]
+
+    def _posterior(self, layout, params, resp=None):
+        posterior_t, _, _, log_priors, _ = params
+        log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
+        return (self._soft_labels(layout, params, resp),
+                ds_e_step(layout, log_means_t, log_priors)[1])

@@ -1,0 +1,327 @@
+"""EBCC: enhanced Bayesian classifier combination (classes with subtypes, correlated workers)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Integral, Interval, Real
+
+from ._base import BaseEM, _vote_frequencies
+from .kernels import (dirichlet_expectations, dirichlet_expected_log, dirichlet_kl,
+                      ds_block_statistics, ds_e_step, ds_vote_share_counts, ds_worker_counts,
+                      safe_log)
+
+
+class EBCC(BaseEM):
+    """EBCC: Bayesian classifier combination with class subtypes, by variational Bayes.
+
+    Enhanced Bayesian classifier combination (Li, Rubinstein & Cohn, 2019)
+    extends the Dawid-Skene / IBCC model with a latent *subtype* of each
+    task within its class: tasks of one class that workers find alike
+    (easy ones, or ones that look like another class) share a subtype, and
+    each worker has one confusion matrix per subtype. Two workers who both
+    err on the tasks of one subtype are thereby correlated given the true
+    class, which plain Dawid-Skene cannot express; marginalized over
+    subtypes the model is a mixture of rank-one tensors (Li et al., 2019,
+    section 3). The generative model:
+
+    - class proportions ``tau ~ Dir(class_prior)``, true class ``y_i ~
+      Cat(tau)``;
+    - subtype weights of class ``k``: ``pi_k ~ Dir(subtype_prior /
+      n_subtypes)`` over ``n_subtypes`` subtypes, subtype ``g_i | y_i = k ~
+      Cat(pi_k)``;
+    - worker ``j``'s answers on subtype ``m`` of class ``k``: ``v[j, k, m]
+      ~ Dir(beta_k)`` with ``beta_k[k] = confusion_prior_diagonal`` and
+      ``beta_k[l] = confusion_prior_off_diagonal`` for ``l != k``; answer
+      ``y_ij ~ Cat(v[j, y_i, g_i])``.
+
+    Mean-field variational inference, ``q(y, g) q(tau) q(pi) q(v)``, with
+    coordinate ascent on the evidence lower bound (ELBO): the Dirichlet
+    posteriors get their prior plus the expected counts, and the posterior
+    of each task over its ``K * n_subtypes`` (class, subtype) pairs is
+    ``exp(E[log tau_k] + E[log pi_km] + sum_j E[log v[j, k, m, y_ij]])``,
+    normalized: the E-step of :class:`DawidSkene` run on the (class,
+    subtype) pairs, with expected log-probabilities. ``lower_bound_`` is
+    the ELBO per task, which never decreases.
+
+    Initialization: the class posteriors are the naive soft labels (or
+    random rows, ``init="random"``), spread evenly over the subtypes; the
+    first update then splits each worker's expected counts of answer ``l``
+    on class ``k`` among the subtypes in proportions drawn from ``Dir(1,
+    ..., 1)`` with ``random_state``, the same proportions for every worker
+    (random subtypes of answers rather than of tasks, so that the fit is the
+    same in memory, out of core and on Dask). Restarts (``n_init``) differ
+    by this draw, and the fit with the best ELBO is kept.
+
+    Parameters
+    ----------
+    n_classes : int, default=None
+        Number of classes when some never appear in the votes: labels must be
+        integers in ``range(n_classes)``. Default: the distinct labels seen.
+    n_subtypes : int, default=10
+        Number of subtypes ``M`` of each class (Li et al.'s default). With
+        the sparse prior on the subtype weights, unneeded subtypes get
+        (nearly) no tasks. ``n_subtypes=1`` is variational Bayesian
+        Dawid-Skene (IBCC) with the fixed prior below.
+    subtype_prior : float, default=0.1
+        Total concentration ``a_pi`` of the Dirichlet prior of each class's
+        subtype weights, ``Dir(a_pi / M, ..., a_pi / M)`` (Li et al.'s
+        default): below one, it favours few subtypes per class.
+    class_prior : float, default=1.0
+        Parameter ``alpha`` of the symmetric Dirichlet prior of the class
+        proportions (Li et al.'s default, uniform).
+    confusion_prior_diagonal : float, default=4.0
+        Pseudo-count ``a_v`` of the right answer in the Dirichlet prior of
+        every confusion row (Li et al.'s default).
+    confusion_prior_off_diagonal : float, default=1.0
+        Pseudo-count ``b_v`` of each wrong answer (Li et al.'s default).
+    init : {"majority", "random"}, default="majority"
+        Initial class posteriors: the naive soft labels (vote frequencies of
+        each task), or random rows drawn with ``random_state``.
+    max_iter : int, default=500
+        Maximum number of iterations per initialization (Li et al.'s
+        default).
+    tol : float, default=1e-6
+        Stop when the ELBO (per task) changes by less than ``tol``;
+        ``tol=0`` runs exactly ``max_iter`` iterations.
+    n_init : int, default=1
+        Number of initializations (random subtypes); the one with the best
+        ELBO is kept.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the subtypes' initial split (and of ``init="random"``).
+    warm_start : bool, default=False
+        Resume from the fitted posteriors on the next ``fit`` (same workers
+        and classes); ``n_init`` is then ignored.
+    verbose : int, default=0
+        1: print a line per initialization; 2: also per iteration.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in ``X`` (``np.nan`` or ``None`` for NaN /
+        None entries).
+    backend : {"auto", "memory", "outofcore", "dask"}, default="auto"
+        Where the votes are processed. "auto" follows the type of ``X``: a
+        votes matrix in memory, a parquet path or pyarrow dataset out of core,
+        a dask DataFrame on Dask. "memory" reads long-format votes into
+        memory; "dask" runs a parquet path on Dask. See :ref:`scale`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    confusion_matrices_ : ndarray of shape (n_workers, n_classes, n_classes)
+        Posterior means marginalized over the subtypes: ``[j, k, l] =
+        sum_m E[pi_km] E[v[j, k, m, l]]``, the probability that worker ``j``
+        answers ``classes_[l]`` on a task of class ``classes_[k]``.
+    subtype_weights_ : ndarray of shape (n_classes, n_subtypes)
+        Posterior means of the subtype weights ``pi_k``.
+    subtype_confusion_counts_ : ndarray of shape (n_workers, n_classes, n_subtypes, n_classes)
+        Dirichlet parameters of the posterior of ``v[j, k, m]``: the prior's
+        pseudo-counts plus the expected counts of worker ``j``'s answers on
+        tasks of subtype ``m`` of class ``k`` (normalize the last axis for
+        the posterior means).
+    class_priors_ : ndarray of shape (n_classes,)
+        Posterior means of the class proportions.
+    converged_ : bool
+        Whether the best initialization converged.
+    n_iter_ : int
+        Iterations of the best initialization.
+    lower_bound_ : float
+        ELBO of the fit, per task.
+    lower_bounds_ : list of float
+        ELBO after each iteration of the best initialization; it never
+        decreases.
+    n_features_in_ : int
+        Number of workers.
+    feature_names_in_ : ndarray of shape (n_workers,)
+        Worker names, when ``X`` is a DataFrame with string column names.
+    worker_ids_ : ndarray of shape (n_workers,)
+        Original id of each worker, when fitted on long-format votes.
+
+    See Also
+    --------
+    BayesianDawidSkene : One confusion matrix per worker, prior learned from the crowd.
+    DawidSkene : MAP EM with a fixed prior.
+
+    Notes
+    -----
+    ``predict_proba`` gives the variational class posteriors (summed over
+    subtypes) under the fitted worker posteriors. ``score_samples`` gives
+    ``log p(votes of task i)`` under the posterior means, the posterior
+    predictive probability of the task's votes. The per-worker tables hold
+    ``n_workers * K * K * n_subtypes`` entries (three such arrays during a
+    fit): mind them with many workers and classes.
+
+    References
+    ----------
+    Y. Li, B. I. P. Rubinstein and T. Cohn. "Exploiting worker correlation
+    for label aggregation in crowdsourcing". ICML, 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation import EBCC
+    >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
+    >>> ebcc = EBCC(random_state=0).fit(votes)
+    >>> ebcc.confusion_matrices_[2].round(2)  # worker 2 gives the other class
+    array([[0.25, 0.75],
+           [0.64, 0.36]])
+    >>> ebcc.predict([[0, 1, 1]])
+    array([0])
+    """
+
+    _parameter_constraints: dict = {
+        **BaseEM._parameter_constraints,
+        "n_subtypes": [Interval(Integral, 1, None, closed="left")],
+        "subtype_prior": [Interval(Real, 0.0, None, closed="neither")],
+        "class_prior": [Interval(Real, 0.0, None, closed="neither")],
+        "confusion_prior_diagonal": [Interval(Real, 0.0, None, closed="neither")],
+        "confusion_prior_off_diagonal": [Interval(Real, 0.0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        n_classes=None,
+        *,
+        n_subtypes=10,
+        subtype_prior=0.1,
+        class_prior=1.0,
+        confusion_prior_diagonal=4.0,
+        confusion_prior_off_diagonal=1.0,
+        init="majority",
+        max_iter=500,
+        tol=1e-6,
+        n_init=1,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+        missing_label=-1,
+        backend="auto",
+    ):
+        self.n_classes = n_classes
+        self.n_subtypes = n_subtypes
+        self.subtype_prior = subtype_prior
+        self.class_prior = class_prior
+        self.confusion_prior_diagonal = confusion_prior_diagonal
+        self.confusion_prior_off_diagonal = confusion_prior_off_diagonal
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.missing_label = missing_label
+        self.backend = backend
+
+    # A task's latent state is its (class k, subtype m) pair, column s = k * M + m of the
+    # Dawid-Skene kernels' tables. Parameters are (posterior_t, expected_log_t,
+    # class_posterior, subtype_posterior, log_state_prior, kl): posterior_t[j, l, s] the
+    # Dirichlet parameters of q(v[j, k, m]), expected_log_t[j, l, s] = E_q[log v[j, k, m, l]],
+    # the Dirichlet parameters of q(tau) (K,) and of q(pi) (K, M), log_state_prior[s] =
+    # E[log tau_k] + E[log pi_km], and the summed KL divergences of the Dirichlet posteriors.
+    # Statistics are the expected counts [j, l, s] and the expected tasks of each state.
+    _parameter_axes = ("worker", "worker", "shared", "shared", "shared", "shared")
+
+    def _confusion_prior_t(self, K):
+        """``beta[l, k * M + m]``: the Dirichlet prior of every ``v[j, k, m]``, as a column."""
+        beta = np.full((K, K), float(self.confusion_prior_off_diagonal))
+        np.fill_diagonal(beta, float(self.confusion_prior_diagonal))
+        return np.ascontiguousarray(np.repeat(beta.T, self.n_subtypes, axis=1))
+
+    def _statistics(self, layout, resp):
+        return ds_worker_counts(layout, resp), resp.sum(axis=0)
+
+    def _initial_statistics(self, layout, random_state):
+        if self.init == "random":
+            resp = np.empty((layout.n_tasks, layout.n_classes))
+            self._initial_responsibilities(layout, random_state, resp)
+            counts, class_counts = ds_worker_counts(layout, resp), resp.sum(axis=0)
+        else:  # the naive soft labels' counts, computed from each task's votes on the fly
+            counts, class_counts = ds_vote_share_counts(layout, _vote_frequencies(layout))
+        # spread evenly over the subtypes; the first M-step splits them at random
+        M = self.n_subtypes
+        return np.repeat(counts / M, M, axis=2), np.repeat(class_counts / M, M)
+
+    def _fit_source(self, source, warm):
+        # the subtypes' initial split is drawn here, in the driver: the same in memory, out of
+        # core and on Dask, one draw per initialization
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        self._split_random_state = np.random.RandomState(seed)
+        try:
+            return super()._fit_source(source, warm)
+        finally:
+            del self._split_random_state
+
+    def _m_step(self, stats, params):
+        worker_counts, state_counts = stats
+        M = self.n_subtypes
+        K = len(state_counts) // M
+        if params is None:  # the initial split of each (answer, class) count among subtypes
+            split = self._split_random_state.dirichlet(np.ones(M), size=(K, K))  # [l, k, m]
+            worker_counts *= (M * split).reshape(K, K * M)
+        confusion_prior_t = self._confusion_prior_t(K)
+        worker_counts += confusion_prior_t  # in place: the posteriors' parameters
+        expected_log_t, kl = dirichlet_expectations(worker_counts, confusion_prior_t)
+        class_counts = state_counts.reshape(K, M).sum(axis=1)
+        class_posterior = self.class_prior + class_counts
+        subtype_posterior = self.subtype_prior / M + state_counts.reshape(K, M)
+        kl += dirichlet_kl(class_posterior, self.class_prior)
+        kl += dirichlet_kl(subtype_posterior, self.subtype_prior / M)
+        return (worker_counts, expected_log_t, class_posterior, subtype_posterior,
+                self._log_state_prior(class_posterior, subtype_posterior), np.float64(kl))
+
+    @staticmethod
+    def _log_state_prior(class_posterior, subtype_posterior):
+        """``E[log tau_k] + E[log pi_km]`` of every state ``k * M + m``."""
+        return (dirichlet_expected_log(class_posterior)[:, None]
+                + dirichlet_expected_log(subtype_posterior)).ravel()
+
+    def _e_step(self, layout, params, out=None):
+        _, expected_log_t, _, _, log_state_prior, _ = params
+        stats = ds_block_statistics(layout, expected_log_t, log_state_prior,
+                                    worker_counts=None if out is None else out[0])
+        return (stats.worker_counts, stats.class_counts), stats.log_likelihood
+
+    def _parameter_term(self, params):
+        return -float(params[-1])
+
+    def _set_fitted(self, params):
+        posterior_t, _, class_posterior, subtype_posterior, _, _ = params
+        W, K = posterior_t.shape[:2]
+        M = self.n_subtypes
+        counts = posterior_t.reshape(W, K, K, M).transpose(0, 2, 3, 1)  # [j, k, m, l]
+        self.subtype_confusion_counts_ = np.ascontiguousarray(counts)
+        self.subtype_weights_ = subtype_posterior / subtype_posterior.sum(axis=1, keepdims=True)
+        self.class_priors_ = class_posterior / class_posterior.sum()
+        means = counts / counts.sum(axis=3, keepdims=True)
+        self.confusion_matrices_ = np.einsum("km,jkml->jkl", self.subtype_weights_, means)
+        self._class_posterior = class_posterior  # the Dirichlet parameters, for warm start
+        self._subtype_posterior = subtype_posterior
+
+    def _fitted_parameters(self):
+        counts = self.subtype_confusion_counts_
+        W, K, M = counts.shape[:3]
+        posterior_t = np.ascontiguousarray(counts.transpose(0, 3, 1, 2).reshape(W, K, K * M))
+        expected_log_t, kl = dirichlet_expectations(posterior_t, self._confusion_prior_t(K))
+        class_posterior = self._class_posterior.copy()
+        subtype_posterior = self._subtype_posterior.copy()
+        kl += dirichlet_kl(class_posterior, self.class_prior)
+        kl += dirichlet_kl(subtype_posterior, self.subtype_prior / M)
+        return (posterior_t, expected_log_t, class_posterior, subtype_posterior,
+                self._log_state_prior(class_posterior, subtype_posterior), np.float64(kl))
+
+    def _classes_of(self, states):
+        """Class posteriors from (class, subtype) posteriors: the sum over subtypes."""
+        return states.reshape(len(states), -1, self.n_subtypes).sum(axis=2)
+
+    def _soft_labels(self, layout, params, resp=None):
+        _, expected_log_t, _, _, log_state_prior, _ = params
+        return self._classes_of(ds_e_step(layout, expected_log_t, log_state_prior)[0])
+
+    def _posterior(self, layout, params, resp=None):
+        posterior_t, _, class_posterior, subtype_posterior, _, _ = params
+        log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
+        log_state_means = safe_log(
+            (class_posterior / class_posterior.sum())[:, None]
+            * subtype_posterior / subtype_posterior.sum(axis=1, keepdims=True)).ravel()
+        return (self._soft_labels(layout, params),
+                ds_e_step(layout, log_means_t, log_state_means)[1])
