@@ -162,8 +162,8 @@ class EBCC(BaseEM):
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
     >>> ebcc = EBCC(random_state=0).fit(votes)
     >>> ebcc.confusion_matrices_[2].round(2)  # worker 2 gives the other class
-    array([[0.25, 0.75],
-           [0.64, 0.36]])
+    array([[0.12, 0.88],
+           [0.83, 0.17]])
     >>> ebcc.predict([[0, 1, 1]])
     array([0])
     """
