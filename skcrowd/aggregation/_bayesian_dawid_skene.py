@@ -225,10 +225,14 @@ class BayesianDawidSkene(DawidSkene):
         return (worker_counts, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
                 np.float64(kl))
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        return params[3]
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, expected_log_t, _, log_priors, _ = params
         stats = ds_block_statistics(layout, expected_log_t, log_priors,
-                                    worker_counts=None if out is None else out[0])
+                                    worker_counts=None if out is None else out[0],
+                                    log_task_priors=log_task_priors)
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
@@ -249,12 +253,13 @@ class BayesianDawidSkene(DawidSkene):
         expected_log_t, kl = dirichlet_expectations(posterior_t, prior.T)
         return posterior_t, expected_log_t, prior, safe_log(self.class_priors_), np.float64(kl)
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, expected_log_t, _, log_priors, _ = params
-        return ds_e_step(layout, expected_log_t, log_priors, resp=resp)[0]
+        return ds_e_step(layout, expected_log_t, log_priors, resp=resp,
+                         log_task_priors=log_task_priors)[0]
 
-    def _posterior(self, layout, params, resp=None):
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posterior_t, _, _, log_priors, _ = params
         log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
-        return (self._soft_labels(layout, params, resp),
-                ds_e_step(layout, log_means_t, log_priors)[1])
+        return (self._soft_labels(layout, params, resp, log_task_priors=log_task_priors),
+                ds_e_step(layout, log_means_t, log_priors, log_task_priors=log_task_priors)[1])

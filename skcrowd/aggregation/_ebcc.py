@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real
 
@@ -220,6 +221,7 @@ class EBCC(BaseEM):
     # E[log tau_k] + E[log pi_km], and the summed KL divergences of the Dirichlet posteriors.
     # Statistics are the expected counts [j, l, s] and the expected tasks of each state.
     _parameter_axes = ("worker", "worker", "shared", "shared", "shared", "shared")
+    _supports_task_priors = True
 
     def _confusion_prior_t(self, K):
         """``beta[l, k * M + m]``: the Dirichlet prior of every ``v[j, k, m]``, as a column."""
@@ -227,35 +229,50 @@ class EBCC(BaseEM):
         np.fill_diagonal(beta, float(self.confusion_prior_diagonal))
         return np.ascontiguousarray(np.repeat(beta.T, self.n_subtypes, axis=1))
 
-    def _statistics(self, layout, resp):
-        return ds_worker_counts(layout, resp), resp.sum(axis=0)
-
-    def _initial_statistics(self, layout, random_state):
-        if self.init == "random":
-            resp = np.empty((layout.n_tasks, layout.n_classes))
-            self._initial_responsibilities(layout, random_state, resp)
-            counts, class_counts = ds_worker_counts(layout, resp), resp.sum(axis=0)
-        else:  # the naive soft labels' counts, computed from each task's votes on the fly
-            counts, class_counts = ds_vote_share_counts(layout, _vote_frequencies(layout))
-        # spread evenly over the subtypes; the first M-step splits them at random
+    def _spread_over_subtypes(self, counts, class_counts):
+        """Statistics of the (class, subtype) states from those of the classes, spread evenly
+        over the subtypes (the first M-step splits them at random)."""
         M = self.n_subtypes
         return np.repeat(counts / M, M, axis=2), np.repeat(class_counts / M, M)
 
-    def _fit_source(self, source, warm):
+    def _statistics(self, layout, resp):
+        # the driver's initial responsibilities (naive, random, known tasks) are over classes
+        return self._spread_over_subtypes(ds_worker_counts(layout, resp), resp.sum(axis=0))
+
+    def _initial_statistics(self, layout, random_state):
+        if self.init == "random":
+            return super()._initial_statistics(layout, random_state)
+        # the naive soft labels' counts, computed from each task's votes on the fly
+        return self._spread_over_subtypes(*ds_vote_share_counts(layout,
+                                                                _vote_frequencies(layout)))
+
+    def _fit_source(self, source, warm, priors=None):
         # the subtypes' initial split is drawn here, in the driver: the same in memory, out of
         # core and on Dask, one draw per initialization
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         self._split_random_state = np.random.RandomState(seed)
         try:
-            return super()._fit_source(source, warm)
+            return super()._fit_source(source, warm, priors)
         finally:
             del self._split_random_state
+
+    def _known_task_parameters(self, source, model, priors):
+        # fitted to the known tasks alone, with every subtype given its class's counts whole:
+        # split among the subtypes, a few known votes per worker would leave each subtype's
+        # confusion at its prior (honest workers), and EM would start from majority vote
+        split_random_state, self._split_random_state = self._split_random_state, None
+        try:
+            return super()._known_task_parameters(source, model, priors)
+        finally:
+            self._split_random_state = split_random_state
 
     def _m_step(self, stats, params):
         worker_counts, state_counts = stats
         M = self.n_subtypes
         K = len(state_counts) // M
-        if params is None:  # the initial split of each (answer, class) count among subtypes
+        if params is None and self._split_random_state is None:  # the known tasks' model
+            worker_counts *= M
+        elif params is None:  # the initial split of each (answer, class) count among subtypes
             split = self._split_random_state.dirichlet(np.ones(M), size=(K, K))  # [l, k, m]
             worker_counts *= (M * split).reshape(K, K * M)
         confusion_prior_t = self._confusion_prior_t(K)
@@ -272,13 +289,31 @@ class EBCC(BaseEM):
     @staticmethod
     def _log_state_prior(class_posterior, subtype_posterior):
         """``E[log tau_k] + E[log pi_km]`` of every state ``k * M + m``."""
-        return (dirichlet_expected_log(class_posterior)[:, None]
-                + dirichlet_expected_log(subtype_posterior)).ravel()
+        return _spread_log_priors(dirichlet_expected_log(class_posterior),
+                                  dirichlet_expected_log(subtype_posterior))
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        # E[log tau_k] + log sum_m exp(E[log pi_km]): with the subtypes' shares below, a known
+        # task's states keep exactly their terms E[log tau_k] + E[log pi_km] of the ELBO
+        return (dirichlet_expected_log(params[2])
+                + logsumexp(dirichlet_expected_log(params[3]), axis=1))
+
+    def _log_task_state_priors(self, params, log_task_priors):
+        """Per-task log-priors of the states (None without per-task priors): a task's
+        log-prior of class ``k`` spread over the class's subtypes in the shares
+        ``exp(E[log pi_km])``, normalized over ``m``."""
+        if log_task_priors is None:
+            return None
+        log_shares = dirichlet_expected_log(params[3])
+        log_shares -= logsumexp(log_shares, axis=1, keepdims=True)
+        return _spread_log_priors(log_task_priors, log_shares)
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, expected_log_t, _, _, log_state_prior, _ = params
-        stats = ds_block_statistics(layout, expected_log_t, log_state_prior,
-                                    worker_counts=None if out is None else out[0])
+        stats = ds_block_statistics(
+            layout, expected_log_t, log_state_prior,
+            worker_counts=None if out is None else out[0],
+            log_task_priors=self._log_task_state_priors(params, log_task_priors))
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
@@ -313,15 +348,29 @@ class EBCC(BaseEM):
         """Class posteriors from (class, subtype) posteriors: the sum over subtypes."""
         return states.reshape(len(states), -1, self.n_subtypes).sum(axis=2)
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, expected_log_t, _, _, log_state_prior, _ = params
-        return self._classes_of(ds_e_step(layout, expected_log_t, log_state_prior)[0])
+        states = ds_e_step(layout, expected_log_t, log_state_prior,
+                           log_task_priors=self._log_task_state_priors(params, log_task_priors))
+        return self._classes_of(states[0])
 
-    def _posterior(self, layout, params, resp=None):
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posterior_t, _, class_posterior, subtype_posterior, _, _ = params
         log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
-        log_state_means = safe_log(
-            (class_posterior / class_posterior.sum())[:, None]
-            * subtype_posterior / subtype_posterior.sum(axis=1, keepdims=True)).ravel()
-        return (self._soft_labels(layout, params),
-                ds_e_step(layout, log_means_t, log_state_means)[1])
+        log_subtype_means = safe_log(subtype_posterior
+                                     / subtype_posterior.sum(axis=1, keepdims=True))
+        log_state_means = _spread_log_priors(safe_log(class_posterior / class_posterior.sum()),
+                                             log_subtype_means)
+        log_task_state_means = (None if log_task_priors is None
+                                else _spread_log_priors(log_task_priors, log_subtype_means))
+        return (self._soft_labels(layout, params, log_task_priors=log_task_priors),
+                ds_e_step(layout, log_means_t, log_state_means,
+                          log_task_priors=log_task_state_means)[1])
+
+
+def _spread_log_priors(log_class_priors, log_subtype_priors):
+    """Log-priors of the states ``k * M + m``: ``log_class_priors[..., k]`` (shape ``(K,)`` or
+    ``(n_tasks, K)``) plus ``log_subtype_priors[k, m]``, in the same leading shape."""
+    log_class_priors = np.asarray(log_class_priors)
+    states = log_class_priors[..., :, None] + log_subtype_priors
+    return states.reshape(*log_class_priors.shape[:-1], -1)
