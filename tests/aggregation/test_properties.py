@@ -54,6 +54,10 @@ TASK_ATTRIBUTES = ("difficulties_",)
 EXACTLY_INVARIANT = ("MajorityVote",)  # outputs are ratios of counts: bitwise invariant
 RANDOM_START = ("MMSR",)  # random worker factors drawn in worker order: not equivariant
 TIE = 1e-6  # soft labels closer than this are a tie
+# BayesianDawidSkene: with workers all alike, the learned prior's concentration lies along a flat
+# direction of the ELBO (optimum at infinity, kept at 1e5); summation order moves it by 1e-5
+# pseudo-counts and the ELBO by 1.2e-10 relative after 30 iterations (2 x 4 votes, all but one 0)
+LOWER_BOUND_RTOL = {"BayesianDawidSkene": 1e-9}
 BINARY_ONLY = ("KOS",)  # a ValueError naming the classes when given more than two
 
 
@@ -191,7 +195,8 @@ def test_permuting_tasks_and_workers_permutes_the_outputs(name, args):
                 np.testing.assert_allclose(getattr(b, attr), getattr(a, attr)[order],
                                            rtol=1e-8, atol=1e-8, err_msg=attr)
         if hasattr(a, "lower_bound_"):
-            assert b.lower_bound_ == pytest.approx(a.lower_bound_, rel=1e-10, abs=1e-10)
+            assert b.lower_bound_ == pytest.approx(a.lower_bound_,
+                                                   rel=LOWER_BOUND_RTOL.get(name, 1e-10), abs=1e-10)
     untied = top_two_gap(proba_a[rows]) > TIE
     np.testing.assert_array_equal(labels_b[untied], labels_a[rows][untied])
 
