@@ -36,10 +36,12 @@ class BayesianDawidSkene(DawidSkene):
     posterior (Dirichlet rows ``q(pi[j, k])``, class posteriors ``q(t_i)``)
     and over the hyperparameters ``alpha_k`` together. Each iteration
 
-    1. refits each ``alpha_k`` to the current posteriors of the workers
-       who voted (the empirical-Bayes step: the maximum of ``sum_j E_q[log
-       Dir(pi[j, k] | alpha_k)]``, by Minka's (2000) fixed-point and Newton
-       iterations, :func:`~skcrowd.aggregation.kernels.fit_dirichlet_multinomial`);
+    1. refits each ``alpha_k`` to the workers' expected counts (the
+       empirical-Bayes step: the maximum of their Dirichlet-multinomial
+       evidence ``sum_j log B(alpha_k + N[j, k]) / B(alpha_k)``, which is the
+       ELBO's maximum over ``alpha_k`` jointly with ``q(pi)``, by Minka's
+       (2000) Newton iterations,
+       :func:`~skcrowd.aggregation.kernels.fit_dirichlet_multinomial`);
     2. sets ``q(pi[j, k]) = Dir(alpha_k + expected counts of worker j's
        answers on tasks of class k)`` and the class priors;
     3. sets ``q(t_i)`` proportional to ``exp(log rho_k + sum_j E_q[log
