@@ -19,9 +19,10 @@ model whose soft labels are finite probabilities summing to one and whose labels
   before the other;
 * not at all for ``init="random"``: the random rows are drawn in task order, so a permuted
   matrix starts elsewhere (not asserted); nor for :class:`MMSR`, whose M-MSR iterations start
-  from random worker factors drawn in worker order: the trimmed iterations' fixed point moves
-  with the start (by 1e-8 in the soft labels on a generated 15 x 5 crowd, by 0.018 on a 5 x 5
-  one), so only soundness is asserted for it.
+  from random worker factors drawn in worker order (the trimmed iterations' fixed point moves
+  with the start: by 1e-8 in the soft labels on a generated 15 x 5 crowd, by 0.018 on a 5 x 5
+  one), nor for :class:`KOS`, whose messages start from random draws in vote order: only
+  soundness is asserted for them.
 
 Predicted labels are compared where the top two soft labels differ by more than 1e-6; a tie is
 broken by ``random_state`` draws over the batch (MajorityVote) or by class order (EM).
@@ -52,7 +53,7 @@ EXTRA_ESTIMATORS = {}
 WORKER_ATTRIBUTES = ("confusion_matrices_", "abilities_")
 TASK_ATTRIBUTES = ("difficulties_",)
 EXACTLY_INVARIANT = ("MajorityVote",)  # outputs are ratios of counts: bitwise invariant
-RANDOM_START = ("MMSR",)  # random worker factors drawn in worker order: not equivariant
+RANDOM_START = ("MMSR", "KOS")  # random starts drawn in worker / vote order: not equivariant
 TIE = 1e-6  # soft labels closer than this are a tie
 # BayesianDawidSkene: with workers all alike, the learned prior's concentration lies along a flat
 # direction of the ELBO (optimum at infinity, kept at 1e5); summation order moves it by 1e-5
