@@ -10,3 +10,16 @@ def _estimator_has(attr):
         return hasattr(est, attr)
 
     return check
+
+
+def _proba_in_classes(estimator, X, n_classes):
+    """``estimator.predict_proba(X)`` with one column per class index ``0 .. n_classes - 1``.
+
+    ``estimator`` was fitted on class indices; a class it never saw gets a zero column.
+    """
+    import numpy as np
+
+    proba = estimator.predict_proba(X)
+    out = np.zeros((proba.shape[0], n_classes), dtype=np.float64)
+    out[:, np.asarray(estimator.classes_, dtype=np.int64)] = proba
+    return out

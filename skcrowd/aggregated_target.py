@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._meta import _estimator_has
+from ._meta import _estimator_has, _proba_in_classes
 from .metrics import mv_accuracy_score
 from .votes import check_votes
 
@@ -231,14 +231,11 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
 
     def _estimator_proba(self, X):
         check_is_fitted(self)
-        proba = self.estimator_.predict_proba(X)
         # numpy even for a DataFrame X (unlike the aggregators): scikit-learn's scorers take
         # predict_proba(X)[:, 1] on binary problems (roc_auc, neg_log_loss), which a DataFrame
         # rejects. See "In a notebook" in doc/aggregation.rst.
         # columns: the class indices the estimator saw (a skorch net: all of them)
-        out = np.zeros((proba.shape[0], len(self.classes_)), dtype=np.float64)
-        out[:, np.asarray(self.estimator_.classes_, dtype=np.int64)] = proba
-        return out
+        return _proba_in_classes(self.estimator_, X, len(self.classes_))
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
