@@ -61,6 +61,9 @@ _LAZY = {
     # ambiguous-task identification and pruning (WAUM)
     "WAUMPruner": "pruning",
     "PrunedClassifier": "pruning",
+    # classifier-aided consensus, label and annotator quality, next votes
+    "ConsensusClassifier": "consensus",
+    "select_next_votes": "consensus",
 }
 
 __all__ = [
