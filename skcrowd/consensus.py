@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import HasMethods, Integral, Interval, Real
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._meta import _proba_in_classes
+from .aggregation import DawidSkene
 from .metrics import mv_accuracy_score
 from .votes import check_votes
 
@@ -74,38 +75,8 @@ def _default_estimator(X):
 
 
 # ---------------------------------------------------------------------------
-# The worker model: Dawid-Skene with a per-task prior, on the observed votes
+# The worker model: skcrowd.DawidSkene with the tempered classifier as task prior
 # ---------------------------------------------------------------------------
-# Written as a small EM on the (task, worker, label) triplets. What it needs from a
-# shared EM driver is a per-task log-prior over the classes in the E-step, re-estimated in
-# the M-step (here: the weight of the classifier's log-probabilities).
-
-
-def _log_vote_likelihoods(votes, log_confusions):
-    """``[i, k] = sum over the votes of task i of log P(vote | true class k)``."""
-    per_vote = log_confusions[votes.worker, :, votes.label]  # (n_votes, K)
-    out = np.empty((votes.n_tasks, votes.n_classes))
-    for k in range(votes.n_classes):
-        out[:, k] = np.bincount(votes.task, weights=per_vote[:, k], minlength=votes.n_tasks)
-    return out
-
-
-def _log_confusions(votes, resp, smoothing):
-    """MAP confusion matrices from the posteriors ``resp``, as logs ``[worker, true, vote]``.
-
-    Dirichlet pseudo-counts ``smoothing * (1{k == l} + 1 / K)`` per row, as
-    :class:`skcrowd.DawidSkene`; probabilities floored at the smallest float.
-    """
-    K, W = votes.n_classes, votes.n_workers
-    key = votes.worker * K + votes.label
-    counts = np.empty((W, K, K))
-    for k in range(K):  # counts[j, k, l] = sum of resp[i, k] over the votes l of worker j
-        counts[:, k, :] = np.bincount(key, weights=resp[votes.task, k],
-                                      minlength=W * K).reshape(W, K)
-    counts += smoothing * (np.eye(K) + 1.0 / K)
-    totals = counts.sum(axis=2, keepdims=True)
-    proba = np.divide(counts, totals, out=np.full_like(counts, 1.0 / K), where=totals > 0)
-    return np.log(np.maximum(proba, np.finfo(float).tiny))
 
 
 def _log_prior(log_proba, weight):
@@ -138,32 +109,30 @@ def _fit_prior_weight(resp, log_proba, weight):
     return weight
 
 
-def _joint_em(votes, log_proba, resp, weight, *, smoothing, max_iter, tol):
-    """EM of the worker model with the classifier as task prior, from posteriors ``resp``.
+def _joint_em(worker_model, y, voted, log_proba, resp, weight, *, max_iter, tol):
+    """Fit ``worker_model`` (a warm-started :class:`~skcrowd.DawidSkene`) with the tempered
+    classifier as its task prior, and the prior's weight, by alternating their EM steps.
 
-    Returns ``(resp, log_confusions, weight, lower_bounds, converged)``; the
-    objective is (log-likelihood of the votes + log-prior of the confusion
-    matrices) / n_tasks, which never decreases.
+    Each step sets the weight that best explains the current posteriors ``resp``
+    (the weight's M-step; tasks without votes do not inform it), then runs the
+    worker model's EM from its previous parameters under the new prior: both
+    raise the worker model's objective (log-likelihood of the votes under the
+    prior plus the confusions' log-prior, per task), which never decreases.
+    Returns ``(resp, weight, lower_bounds, converged)``.
     """
-    voted = votes.votes_per_task() > 0
-    K = votes.n_classes
-    pseudo = smoothing * (np.eye(K) + 1.0 / K)
-    lower_bounds, previous, converged = [], -np.inf, False
+    lower_bounds, converged = [], False
     for _ in range(max_iter):
-        log_confusions = _log_confusions(votes, resp, smoothing)
-        # tasks without votes have likelihood 1 whatever the weight: they do not inform it
         weight = _fit_prior_weight(resp[voted], log_proba[voted], weight)
-        log_post = _log_prior(log_proba, weight) + _log_vote_likelihoods(votes, log_confusions)
-        log_evidence = logsumexp(log_post, axis=1, keepdims=True)
-        resp = np.exp(log_post - log_evidence)
-        objective = (log_evidence.sum() + np.einsum("jkl,kl->", log_confusions, pseudo))
-        objective /= votes.n_tasks
-        lower_bounds.append(float(objective))
-        if objective - previous <= tol:
-            converged = True
+        prior = np.exp(_log_prior(log_proba, weight))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # one warning, from the caller
+            worker_model.fit(y, task_prior=prior)
+        resp = np.asarray(worker_model.predict_proba(y, task_prior=prior), dtype=np.float64)
+        lower_bounds.append(float(worker_model.lower_bound_))
+        if len(lower_bounds) > 1 and lower_bounds[-1] - lower_bounds[-2] <= tol:
+            converged = worker_model.converged_
             break
-        previous = objective
-    return resp, log_confusions, weight, lower_bounds, converged
+    return resp, weight, lower_bounds, converged
 
 
 # ---------------------------------------------------------------------------
@@ -455,28 +424,31 @@ class ConsensusClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                          out=np.tile(counts.sum(axis=0) / counts.sum(), (votes.n_tasks, 1)),
                          where=voted[:, None])
         folds = self._folds(X, votes.n_tasks, resp.argmax(axis=1))
+        worker_model = DawidSkene(self.n_classes, smoothing=self.smoothing,
+                                  max_iter=self.max_iter, tol=self.tol, warm_start=True,
+                                  missing_label=self.missing_label)
         weight = 1.0
         for _ in range(self.n_rounds):
             targets = resp.argmax(axis=1)
             oof_proba = self._out_of_fold_proba(X, folds, voted, targets, K)
             log_proba = np.log((1.0 - _PROBA_FLOOR) * oof_proba + _PROBA_FLOOR / K)
-            resp, log_confusions, weight, lower_bounds, converged = _joint_em(
-                votes, log_proba, resp, weight, smoothing=self.smoothing,
-                max_iter=self.max_iter, tol=self.tol)
+            resp, weight, lower_bounds, converged = _joint_em(
+                worker_model, y, voted, log_proba, resp, weight, max_iter=self.max_iter,
+                tol=self.tol)
         if not converged:
             warnings.warn(
                 f"ConsensusClassifier's EM did not converge in max_iter={self.max_iter} "
                 "iterations of the last round; increase max_iter or tol.",
                 ConvergenceWarning,
             )
-        self._set_fitted(votes, resp, log_confusions, oof_proba, weight, lower_bounds,
-                         converged)
+        self._set_fitted(votes, resp, worker_model.confusion_matrices_, oof_proba, weight,
+                         lower_bounds, converged)
         labels = resp.argmax(axis=1)
         rows = np.flatnonzero(voted)
         self.estimator_ = self._fit_classifier(X, rows, labels[rows])
         return self
 
-    def _set_fitted(self, votes, resp, log_confusions, oof_proba, weight, lower_bounds,
+    def _set_fitted(self, votes, resp, confusions, oof_proba, weight, lower_bounds,
                     converged):
         self.consensus_proba_ = resp
         self.consensus_labels_ = self.classes_[resp.argmax(axis=1)]
@@ -484,7 +456,7 @@ class ConsensusClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.vote_quality_ = sp.csr_array(
             (resp[votes.task, votes.label], (votes.task, votes.worker)),
             shape=(votes.n_tasks, votes.n_workers))
-        self.confusion_matrices_ = np.exp(log_confusions)
+        self.confusion_matrices_ = confusions
         voted = votes.votes_per_task() > 0
         class_share = resp[voted].mean(axis=0)
         self.annotator_quality_ = np.einsum(

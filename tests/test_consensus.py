@@ -18,8 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcrowd import ConsensusClassifier, DawidSkene, MajorityVote, select_next_votes
 from skcrowd.consensus import (_PROBA_FLOOR, _expected_accuracy_gain, _fit_prior_weight,
-                               _joint_em, _log_confusions, _log_prior,
-                               _log_vote_likelihoods)
+                               _joint_em, _log_prior)
 from skcrowd.datasets import make_crowd_classification
 from skcrowd.metrics import mv_accuracy_score
 from skcrowd.votes import check_votes
@@ -36,40 +35,35 @@ def crowd():
 # -- the worker model, by hand ---------------------------------------------------------------
 
 
-def test_confusion_counts_and_vote_likelihoods_by_hand():
-    votes = check_votes(np.array([[0, 1], [1, -1], [1, 1]]))
-    resp = np.array([[0.5, 0.5], [0.2, 0.8], [0.0, 1.0]])
-    log_conf = _log_confusions(votes, resp, smoothing=0.0)
-    # worker 0 voted 0 on task 0 and 1 on tasks 1, 2: true class 0 rows get 0.5 (vote 0)
-    # and 0.2 (vote 1); true class 1 rows 0.5 (vote 0) and 0.8 + 1.0 (vote 1)
-    np.testing.assert_allclose(np.exp(log_conf[0]), [[0.5 / 0.7, 0.2 / 0.7],
-                                                     [0.5 / 2.3, 1.8 / 2.3]])
-    # worker 1 voted 1 on tasks 0 and 2; smoothing s adds s * (1 + 1/2) on the diagonal
-    log_conf = _log_confusions(votes, resp, smoothing=2.0)
-    np.testing.assert_allclose(np.exp(log_conf[1]), [[3.0 / 4.5, 1.5 / 4.5],
-                                                     [1.0 / 5.5, 4.5 / 5.5]])
-    ll = _log_vote_likelihoods(votes, log_conf)
-    np.testing.assert_allclose(ll[1], log_conf[0][:, 1])  # task 1: worker 0's vote 1
-    np.testing.assert_allclose(ll[0], log_conf[0][:, 0] + log_conf[1][:, 1])
-
-
 def test_one_em_iteration_by_hand():
     """Uniform classifier: the posterior is the product of the confusion rows of the votes."""
-    votes = check_votes(np.array([[0, 0], [1, 0], [1, 1]]))
+    votes = np.array([[0, 0], [1, 0], [1, 1]])
     resp = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])  # vote frequencies
     log_proba = np.log(np.full((3, 2), 0.5))
-    out, log_conf, weight, bounds, _ = _joint_em(votes, log_proba, resp, 1.0, smoothing=1.0,
-                                                 max_iter=1, tol=0.0)
+    model = DawidSkene(smoothing=1.0, max_iter=1, tol=0.0, warm_start=True)
+    out, weight, bounds, _ = _joint_em(model, votes, np.ones(3, bool), log_proba, resp, 1.0,
+                                       max_iter=1, tol=0.0)
     # worker 0: class 0 row counts (1 + 1.5, 0.5 + 0.5) -> (2.5, 1)/3.5;
     #           class 1 row counts (0 + 0.5, 0.5 + 1 + 1.5) -> (0.5, 3)/3.5
     # worker 1: class 0 row (1 + 0.5 + 1.5, 0 + 0.5) -> (3, 0.5)/3.5;
     #           class 1 row (0.5 + 0.5, 1 + 1.5) -> (1, 2.5)/3.5
     w0 = np.array([[2.5, 1.0], [0.5, 3.0]]) / 3.5
     w1 = np.array([[3.0, 0.5], [1.0, 2.5]]) / 3.5
-    np.testing.assert_allclose(np.exp(log_conf), [w0, w1])
+    np.testing.assert_allclose(model.confusion_matrices_, [w0, w1])
     task1 = np.array([w0[0, 1] * w1[0, 0], w0[1, 1] * w1[1, 0]])  # votes (1, 0)
     np.testing.assert_allclose(out[1], task1 / task1.sum())
+    assert weight == 1.0  # a uniform classifier leaves the weight where it was
     assert np.isfinite(bounds).all() and len(bounds) == 1
+
+
+def test_joint_em_objective_never_decreases(crowd):
+    log_proba = np.log(np.clip(np.eye(3)[crowd.target] * 0.6 + 0.4 / 3, 1e-6, 1))
+    resp = np.full((600, 3), 1 / 3)
+    _, weight, bounds, converged = _joint_em(
+        DawidSkene(warm_start=True), crowd.votes, np.ones(600, bool), log_proba, resp, 1.0,
+        max_iter=300, tol=1e-7)
+    assert converged and np.all(np.diff(bounds) >= -1e-9)
+    assert weight > 1.0  # a classifier right on every task is worth more than its 0.6
 
 
 def test_prior_weight_recovers_the_temperature_of_the_posteriors():
@@ -291,18 +285,14 @@ def test_a_dummy_classifier_gives_dawid_skene_without_class_priors():
     rng = np.random.RandomState(0)
     votes = rng.randint(0, 3, size=(30, 4))
     clf = ConsensusClassifier(DummyClassifier(strategy="uniform"), n_rounds=1, tol=0,
-                              max_iter=20, random_state=0)
+                              max_iter=500, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(np.zeros((30, 1)), votes)
-    v = check_votes(votes)
-    resp = v.counts() / v.counts().sum(axis=1, keepdims=True)
-    for _ in range(20):
-        log_conf = _log_confusions(v, resp, 3.0)
-        log_post = _log_vote_likelihoods(v, log_conf)
-        resp = np.exp(log_post - log_post.max(axis=1, keepdims=True))
-        resp /= resp.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(clf.consensus_proba_, resp, atol=1e-10)
+    uniform = np.full((30, 3), 1 / 3)
+    ds = DawidSkene(smoothing=3.0, tol=0, max_iter=500).fit(votes, task_prior=uniform)
+    resp = ds.predict_proba(votes, task_prior=uniform)
+    np.testing.assert_allclose(clf.consensus_proba_, resp, atol=1e-6)
 
 
 # -- scikit-learn contract ----------------------------------------------------------------
