@@ -324,3 +324,57 @@ EXPECTED_FAILURES = {
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+# -- property-based: generated votes (tests/votes_strategies.py) -------------------------------
+# ConsensusClassifier takes features X and the votes as y, so it cannot join the aggregators'
+# EXTRA_ESTIMATORS (votes as X); the same properties are checked here on its consensus.
+
+
+def _property_test(function):
+    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("pandas")
+    from votes_strategies import votes_cases
+
+    return hypothesis.given(case=votes_cases(), seed=hypothesis.strategies.integers(0, 3))(
+        function)
+
+
+@_property_test
+def test_generated_votes_give_a_sound_consensus_or_a_clear_error(case, seed):
+    X = np.random.RandomState(seed).normal(size=(case.shape[0], 2))
+    model = ConsensusClassifier(n_rounds=1, random_state=0, missing_label=case.missing_label)
+    if not case.mask.any() or case.stringified:
+        with pytest.raises((ValueError, TypeError), match="y"):
+            model.fit(X, case.build())
+        return
+    classes = check_votes(case.build(), missing_label=case.missing_label).classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, case.build())
+    np.testing.assert_array_equal(model.classes_, classes)
+    proba = model.consensus_proba_
+    assert proba.shape == (case.shape[0], len(classes)) and np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-10)
+    assert np.isin(model.consensus_labels_, classes).all()
+    assert model.vote_quality_.nnz == case.mask.sum()
+    for attr in ("annotator_quality_", "next_vote_scores_", "consensus_quality_"):
+        value = getattr(model, attr)
+        assert np.all(np.isfinite(value)) and np.all((value >= 0) & (value <= 1 + 1e-12)), attr
+    # permuting the workers permutes the annotator qualities and leaves the consensus
+    cols = np.random.RandomState(seed).permutation(case.shape[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        permuted = clone(model).fit(X, case.build(np.arange(case.shape[0]), cols))
+    np.testing.assert_allclose(permuted.consensus_proba_, proba, atol=1e-6)
+    np.testing.assert_allclose(permuted.annotator_quality_, model.annotator_quality_[cols],
+                               atol=1e-6)
+
+
+def test_as_many_tasks_as_classes_gives_the_class_frequencies_as_classifier():
+    """Found by the property test: the default's discriminant analysis needs more tasks than
+    classes; with two tasks of two classes the classifiers are the class frequencies."""
+    clf = ConsensusClassifier(random_state=0).fit(np.array([[0.0], [1.0]]), [[0], [1]])
+    assert isinstance(clf.estimator_, DummyClassifier)
+    np.testing.assert_allclose(clf.predict_proba([[5.0]]), [[0.5, 0.5]])
+    np.testing.assert_array_equal(clf.consensus_labels_, [0, 1])
