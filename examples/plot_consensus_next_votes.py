@@ -32,9 +32,6 @@ CROWDLAB.
 # --------------
 # 600 tasks with 6 features, 3 classes, 20 workers of accuracy 0.35 to 0.9,
 # one to three votes per task.
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.stats import spearmanr

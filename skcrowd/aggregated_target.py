@@ -17,8 +17,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._meta import _estimator_has, _proba_in_classes
-from .metrics import mv_accuracy_score
+from ._meta import _estimator_has, _proba_in_classes, _VotesScoreMixin
 from .votes import check_votes
 
 __all__ = ["AggregatedTargetClassifier"]
@@ -71,7 +70,8 @@ def _soft_target_accuracy(net, X, y):
     return float(np.mean(net.predict_proba(X).argmax(axis=1) == np.asarray(y).argmax(axis=1)))
 
 
-class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class AggregatedTargetClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
+                                 BaseEstimator):
     """Train a classifier on votes aggregated into targets ("DL-MV", "DL-DS" baselines).
 
     ``fit(X, votes)`` fits ``aggregator`` on the votes, then ``estimator`` on
@@ -269,30 +269,6 @@ class AggregatedTargetClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstima
         if self.targets == "soft":
             return self.classes_[self._estimator_proba(X).argmax(axis=1)]
         return self.classes_[np.asarray(self.estimator_.predict(X), dtype=np.int64)]
-
-    def score(self, X, y, sample_weight=None):
-        """Tie-aware accuracy of the predictions against the majority vote of ``y``.
-
-        Tasks without votes are skipped (see
-        :func:`skcrowd.metrics.mv_accuracy_score`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_tasks, n_features)
-            Features.
-        y : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes.
-        sample_weight : None
-            Not supported; must be None.
-
-        Returns
-        -------
-        float
-        """
-        if sample_weight is not None:
-            raise ValueError("AggregatedTargetClassifier.score does not support sample_weight.")
-        return mv_accuracy_score(y, self.predict(X), missing_label=self.missing_label,
-                                 classes=self.classes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

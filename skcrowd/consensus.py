@@ -34,9 +34,8 @@ from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Integral, Interval, Real
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._meta import _proba_in_classes
+from ._meta import _proba_in_classes, _VotesScoreMixin
 from .aggregation import DawidSkene
-from .metrics import mv_accuracy_score
 from .votes import check_votes
 
 __all__ = ["ConsensusClassifier", "select_next_votes"]
@@ -165,7 +164,7 @@ def _expected_accuracy_gain(proba, confusions, worker_weights, *, chunk=4096):
 # ---------------------------------------------------------------------------
 
 
-class ConsensusClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Consensus labels from votes and a classifier, with label and annotator quality.
 
     ``fit(X, votes)`` cross-fits ``estimator`` over the tasks (features ``X``,
@@ -541,30 +540,6 @@ class ConsensusClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)  # checks that it is fitted before classes_ is read
         return self.classes_[proba.argmax(axis=1)]
-
-    def score(self, X, y, sample_weight=None):
-        """Tie-aware accuracy of the predictions against the majority vote of ``y``.
-
-        Tasks without votes are skipped (see
-        :func:`skcrowd.metrics.mv_accuracy_score`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_tasks, n_features)
-            Features.
-        y : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes.
-        sample_weight : None
-            Not supported; must be None.
-
-        Returns
-        -------
-        float
-        """
-        if sample_weight is not None:
-            raise ValueError("ConsensusClassifier.score does not support sample_weight.")
-        return mv_accuracy_score(y, self.predict(X), missing_label=self.missing_label,
-                                 classes=self.classes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

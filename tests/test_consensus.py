@@ -142,7 +142,8 @@ def test_out_of_fold_probabilities_never_see_their_own_fold():
     rng = np.random.RandomState(0)
     votes = rng.randint(0, 2, size=(40, 3))
     X = np.arange(40.0)[:, None]
-    for cv in (5, KFold(4), [(np.arange(20, 40), np.arange(20)), (np.arange(20), np.arange(20, 40))]):
+    halves = [(np.arange(20, 40), np.arange(20)), (np.arange(20), np.arange(20, 40))]
+    for cv in (5, KFold(4), halves):
         clf = ConsensusClassifier(_FoldRecorder(), cv=cv, n_rounds=3, random_state=0)
         clf.fit(X, votes)  # _FoldRecorder raises on a leak
         assert clf.estimator_.seen_ == set(range(40))  # the final refit sees every voted task
@@ -230,8 +231,8 @@ def test_string_labels_and_missing_none():
 
 def test_pipeline_and_grid_search(crowd):
     X, votes = crowd.data * 1000.0, crowd.votes  # features far from unit scale
-    pipe = make_pipeline(StandardScaler(), ConsensusClassifier(LogisticRegression(),
-                                                                random_state=0))
+    pipe = make_pipeline(StandardScaler(),
+                         ConsensusClassifier(LogisticRegression(), random_state=0))
     # the score is agreement with the majority vote, which the truth itself reaches 0.69
     assert pipe.fit(X, votes).score(X, votes) > 0.6
     assert np.mean(pipe.predict(X) == crowd.target) > 0.9
