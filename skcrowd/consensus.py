@@ -172,10 +172,12 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
     probabilities from a classifier that never saw its fold. These
     probabilities, raised to a power ``prior_weight_`` and renormalized, are
     each task's prior over its true class in a Dawid-Skene model of the votes
-    (one confusion matrix per worker). EM fits the confusion matrices and
-    ``prior_weight_`` jointly, maximizing the likelihood of the votes (MAP
-    for the confusions), so how much the classifier counts against the votes
-    is chosen by the data. The first round's targets are the majority vote;
+    (one confusion matrix per worker): :class:`skcrowd.DawidSkene` fitted with
+    ``task_prior``. EM fits the confusion matrices and ``prior_weight_``
+    jointly (the weight's M-step alternates with Dawid-Skene's EM, warm
+    started), maximizing the likelihood of the votes (MAP for the
+    confusions), so how much the classifier counts against the votes is
+    chosen by the data. The first round's targets are the majority vote;
     each of the ``n_rounds`` rounds refits the classifier on the previous
     round's consensus. The posteriors of the true classes are the consensus.
     Finally ``estimator`` is refitted on all tasks with votes and their
@@ -216,9 +218,12 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
         + 1 / K)``, so a worker with few votes stays near a better-than-random
         prior.
     max_iter : int, default=100
-        Maximum number of EM iterations per round.
+        Maximum number of steps per round (a step: the weight's M-step, then
+        Dawid-Skene's EM under the new prior), and of Dawid-Skene's EM
+        iterations per step.
     tol : float, default=1e-6
-        Stop a round's EM when the objective per task improves by less.
+        Stop a round (and Dawid-Skene's EM of a step) when the objective per
+        task improves by less.
     n_classes : int, default=None
         Number of classes when some never appear in the votes (labels must be
         integers in ``range(n_classes)``). Default: the distinct labels seen.
@@ -266,14 +271,14 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
         labels (class indices); a :class:`~sklearn.dummy.DummyClassifier` when
         the consensus has a single class.
     n_iter_ : int
-        EM iterations of the last round.
+        Steps of the last round (weight M-step, then Dawid-Skene's EM).
     converged_ : bool
         Whether the last round's EM converged.
     lower_bound_ : float
         Objective of the last round: (log-likelihood of the votes given the
         classifier's priors + log-prior of the confusion matrices) / n_tasks.
     lower_bounds_ : list of float
-        Objective after each iteration of the last round; never decreases.
+        Objective after each step of the last round; never decreases.
     n_features_in_ : int
         Number of features, when ``X`` is an array.
 
