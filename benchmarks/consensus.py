@@ -5,8 +5,9 @@ all methods share one classifier and one set of folds (``KFold(5, shuffle=True)`
 seed):
 
 - ``MV``, ``DS``, ``WDS``, ``GLAD``: skcrowd's label-only aggregators (default parameters);
-  ``best label-only`` is the best of the four on that crowd and seed (chosen with the gold
-  labels, so it flatters them);
+  ``best label-only`` is the best of every model of ``skcrowd.aggregation.__all__`` (also
+  Wawa, ZeroBasedSkill, MMSR, and KOS on binary crowds) on that crowd and seed (chosen with the
+  gold labels, so it flatters them);
 - ``classifier``: the out-of-fold predictions of the classifier trained on the majority vote;
 - ``CROWDLAB``: cleanlab 2.9.0 ``get_label_quality_multiannotator`` with those out-of-fold
   probabilities (cleanlab's documented workflow: cross-validated predictions of a model
@@ -28,7 +29,8 @@ Classifier: skcrowd's default (standardization + shrinkage LDA) on numeric featu
 one line per task, such as ``sentiment_polarity_rodrigues``), its ``C`` chosen in
 {0.3, 1, 3, 10, 30} by cross-validated log-loss against the majority vote (no gold label;
 ``--text-C`` fixes it). cleanlab runs in the competitor
-environment (``--competitor-python``, default ``/tmp/benchenv/bin/python``).
+environment (``--competitor-python``, the interpreter of a virtual environment holding
+cleanlab).
 
 Usage::
 
@@ -57,7 +59,9 @@ from _multiannotator import Cleanlab, load_task_features, make_classifier  # noq
 
 DEFAULT_DATA = [REPO.parent / "shared" / "data" / "labelme",
                 REPO.parent / "shared" / "data" / "sentiment_polarity_rodrigues"]
-LABEL_ONLY = ("MV", "DS", "WDS", "GLAD")
+# columns of the table: skcrowd.aggregation names
+LABEL_ONLY = {"MV": "MajorityVote", "DS": "DawidSkene", "WDS": "WeightedDawidSkene",
+              "GLAD": "GLAD"}
 METHODS = (*LABEL_ONLY, "best label-only", "classifier", "CROWDLAB", "CROWDLAB x2",
            "CROWDLAB(skcrowd P)", "skcrowd")
 
@@ -88,20 +92,41 @@ def true_accuracy(confusions, truth):
     return np.einsum("jkk,k->j", confusions, share)
 
 
+def label_only_accuracies(votes, gold, K, seed):
+    """Gold accuracy of every aggregator of ``skcrowd.aggregation.__all__`` with its defaults
+    (``n_classes=K``, ``random_state=seed`` where it has them); a model that rejects the crowd
+    (KOS: binary only) is left out."""
+    import skcrowd.aggregation as aggregation
+
+    out = {}
+    for name in aggregation.__all__:
+        model = getattr(aggregation, name)
+        if not hasattr(model, "predict_proba"):
+            continue
+        model = model()
+        params = model.get_params()
+        model.set_params(**{k: v for k, v in (("n_classes", K), ("random_state", seed))
+                            if k in params})
+        try:
+            out[name] = float(np.mean(model.fit(votes).predict(votes) == gold))
+        except ValueError:
+            continue
+    return out
+
+
 def run_crowd(X, votes, gold, classifier, seed, cleanlab, confusions=None):
     """Accuracy of every method (and Spearman of the annotator qualities) on one crowd."""
     from scipy.stats import spearmanr
     from sklearn.model_selection import KFold
 
-    from skcrowd import GLAD, ConsensusClassifier, DawidSkene, MajorityVote, WeightedDawidSkene
+    from skcrowd import ConsensusClassifier
 
     K = int(max(votes.max(), gold.max())) + 1
     folds = KFold(5, shuffle=True, random_state=seed)
     acc, rho, seconds = {}, {}, {}
-    for name, model in zip(LABEL_ONLY, (MajorityVote(random_state=seed), DawidSkene(n_classes=K),
-                                        WeightedDawidSkene(n_classes=K), GLAD(n_classes=K))):
-        acc[name] = float(np.mean(model.fit(votes).predict(votes) == gold))
-    acc["best label-only"] = max(acc[name] for name in LABEL_ONLY)
+    every = label_only_accuracies(votes, gold, K, seed)
+    acc.update({name: every[model] for name, model in LABEL_ONLY.items()})
+    acc["best label-only"] = max(every.values())
 
     def oof(targets_as_votes):
         """Out-of-fold probabilities of the classifier trained on these labels (shared folds)."""
