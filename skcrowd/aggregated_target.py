@@ -10,15 +10,14 @@ targets. The hard path needs only scikit-learn (torch is imported only for
 import sys
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._meta import _estimator_has, _proba_in_classes, _VotesScoreMixin
-from .votes import check_votes
+from ._meta import (_check_features_and_votes, _estimator_has, _proba_in_classes,
+                    _VotesScoreMixin)
 
 __all__ = ["AggregatedTargetClassifier"]
 
@@ -197,26 +196,7 @@ class AggregatedTargetClassifier(_VotesScoreMixin, MetaEstimatorMixin, Classifie
         -------
         self
         """
-        if y is None:
-            raise ValueError(
-                "AggregatedTargetClassifier requires y to be passed, but the target y is None: "
-                "pass the votes matrix (n_tasks, n_workers)."
-            )
-        validate_data(self, X, skip_check_array=True)  # X is the estimator's to validate
-        if sp.issparse(X):
-            X = X.tocsr()  # row indexing below
-        elif not hasattr(X, "__getitem__"):
-            X = np.asarray(X)  # an array-like that only converts
-        if not sp.issparse(y) and not hasattr(y, "columns"):
-            y = np.asanyarray(y)  # keeps a masked array's mask
-            if y.ndim == 1:
-                y = y.reshape(-1, 1)  # one vote per task; aggregators take 2-D votes
-        votes = check_votes(y, missing_label=self.missing_label, name="y")
-        n_samples = _num_samples(X)
-        if n_samples != votes.n_tasks:
-            raise ValueError(
-                f"X has {n_samples} samples but the votes y have {votes.n_tasks} tasks (rows)."
-            )
+        X, y, votes = _check_features_and_votes(self, X, y)
         self.aggregator_ = self._make_aggregator().fit(y)
         self.classes_ = np.asarray(self.aggregator_.classes_)
         voted = np.flatnonzero(votes.votes_per_task() > 0)

@@ -32,11 +32,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, check_cv
 from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Integral, Interval, Real
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._meta import _proba_in_classes, _VotesScoreMixin
+from ._meta import _check_features_and_votes, _proba_in_classes, _VotesScoreMixin
 from .aggregation import DawidSkene
-from .votes import check_votes
 
 __all__ = ["ConsensusClassifier", "select_next_votes"]
 
@@ -402,27 +401,7 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
         -------
         self
         """
-        if y is None:
-            raise ValueError(
-                "ConsensusClassifier requires y to be passed, but the target y is None: pass "
-                "the votes matrix (n_tasks, n_workers)."
-            )
-        validate_data(self, X, skip_check_array=True)  # X is the estimator's to validate
-        if sp.issparse(X):
-            X = X.tocsr()  # row indexing below
-        elif not hasattr(X, "__getitem__"):
-            X = np.asarray(X)  # an array-like that only converts
-        if not sp.issparse(y) and not hasattr(y, "columns"):
-            y = np.asanyarray(y)  # keeps a masked array's mask
-            if y.ndim == 1:
-                y = y.reshape(-1, 1)  # one vote per task
-        votes = check_votes(y, missing_label=self.missing_label, n_classes=self.n_classes,
-                            name="y")
-        n_samples = _num_samples(X)
-        if n_samples != votes.n_tasks:
-            raise ValueError(
-                f"X has {n_samples} samples but the votes y have {votes.n_tasks} tasks (rows)."
-            )
+        X, y, votes = _check_features_and_votes(self, X, y, n_classes=self.n_classes)
         self.classes_ = votes.classes
         K = votes.n_classes
         counts = votes.counts()
