@@ -22,6 +22,8 @@ _LAZY = {
     "ZeroBasedSkill": "aggregation",
     "KOS": "aggregation",
     "MMSR": "aggregation",
+    "OneCoinDawidSkene": "aggregation",
+    "MACE": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

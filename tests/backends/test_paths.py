@@ -10,7 +10,8 @@ pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from skcrowd import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene  # noqa: E402
+from skcrowd import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,  # noqa: E402
+                     WeightedDawidSkene)
 from skcrowd.backends import OutOfCoreVotes  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore", category=ConvergenceWarning)  # tol=0
@@ -20,8 +21,12 @@ ESTIMATORS = [
     DawidSkene(max_iter=15, tol=0.0),
     WeightedDawidSkene(max_iter=15, tol=0.0),
     GLAD(max_iter=15, tol=0.0),
+    OneCoinDawidSkene(max_iter=15, tol=0.0),
+    MACE(max_iter=15, tol=0.0),
 ]
-FITTED = ("class_priors_", "confusion_matrices_", "abilities_", "lower_bounds_", "n_iter_")
+FITTED = ("class_priors_", "confusion_matrices_", "abilities_", "lower_bounds_", "n_iter_",
+          "accuracy_posteriors_", "accuracy_prior_", "competence_posteriors_", "spam_posteriors_",
+          "competence_prior_", "spam_prior_")
 
 
 def simulated_crowd(n_tasks=600, n_workers=40, n_classes=3, seed=0):

@@ -16,6 +16,8 @@
   task; ``_softmax_columns``, a batch of tasks through ``_exp_nonpositive``,
   an ``exp`` the compiler vectorizes);
 - :func:`naive_soft_labels` (vote frequencies) and :func:`row_argmax`;
+- variational Bayes on parameter tables: :func:`dirichlet_expected_log` and
+  :func:`dirichlet_kl` (a Beta is a Dirichlet of two);
 - ``_segment_sums_*``: per-worker sums of per-vote values listed in worker
   order (the per-worker half of an M-step's statistics).
 """
@@ -138,6 +140,11 @@ class BlockLayout:
         return self.worker.astype(index) * self.n_classes + self.label.astype(index)
 
     @cached_property
+    def cell_counts(self):
+        """Number of votes of each ``(worker, label)`` cell, at ``worker * K + label``."""
+        return np.bincount(self.cell, minlength=self.n_workers * self.n_classes).astype(np.float64)
+
+    @cached_property
     def worker_order(self):
         """Votes in worker order: ``(worker_indptr, position, task, label)``.
 
@@ -191,6 +198,45 @@ class BlockLayout:
     def indicator_t(self):
         """Transpose of :attr:`indicator`, as CSR."""
         return self.indicator.T.tocsr()
+
+
+def dirichlet_expected_log(concentrations):
+    """``E[log p]`` under ``Dirichlet(concentrations)``, row by row (a Beta is a row of two).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_expected_log
+    >>> dirichlet_expected_log(np.array([[1.0, 1.0]]))  # uniform on [0, 1]: E[log p] = -1
+    array([[-1., -1.]])
+    """
+    from scipy.special import digamma
+
+    concentrations = np.asarray(concentrations, dtype=np.float64)
+    return digamma(concentrations) - digamma(concentrations.sum(axis=-1, keepdims=True))
+
+
+def dirichlet_kl(posterior, prior):
+    """``KL(Dirichlet(posterior) || Dirichlet(prior))`` of each row (the last axis), >= 0.
+
+    ``prior`` broadcasts against ``posterior``; the sum over rows is the parameters' part of a
+    variational Bayes objective (its ELBO subtracts it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_kl
+    >>> dirichlet_kl(np.array([[0.5, 0.5], [3.0, 1.0]]), np.array([0.5, 0.5])).round(4)
+    array([0.    , 0.4933])
+    """
+    from scipy.special import digamma, gammaln
+
+    posterior = np.asarray(posterior, dtype=np.float64)
+    prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), posterior.shape)
+    total = posterior.sum(axis=-1)
+    return (gammaln(total) - gammaln(posterior).sum(axis=-1)
+            - gammaln(prior.sum(axis=-1)) + gammaln(prior).sum(axis=-1)
+            + ((posterior - prior) * (digamma(posterior) - digamma(total)[..., None])).sum(axis=-1))
 
 
 def _index_dtype(n):
