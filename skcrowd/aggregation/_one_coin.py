@@ -148,14 +148,18 @@ class OneCoinDawidSkene(BaseEM):
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation import OneCoinDawidSkene
-    >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(3, size=500)
+    >>> right = rng.random((500, 5)) < [0.9, 0.8, 0.7, 0.6, 0.4]  # else a random class
+    >>> votes = np.where(right, truth[:, None], rng.integers(3, size=(500, 5)))
+    >>> votes[rng.random(votes.shape) < 0.4] = -1
     >>> oc = OneCoinDawidSkene().fit(votes)
-    >>> oc.worker_accuracies_.round(2)  # worker 2 gives the other class
-    array([0.94, 0.84, 0.14])
-    >>> oc.accuracy_prior_.round(2)  # fitted to these three workers: U-shaped
-    array([0.91, 0.64])
-    >>> oc.predict([[0, 1, 1]])  # majority vote would say 1
-    array([0])
+    >>> oc.worker_accuracies_.round(2)  # simulated: 0.93, 0.87, 0.8, 0.73, 0.6
+    array([0.91, 0.89, 0.83, 0.72, 0.56])
+    >>> oc.accuracy_prior_.round(2)  # the crowd's accuracies: Beta(3.15, 1.26)
+    array([3.15, 1.26])
+    >>> oc.predict_proba([[0, 1, 1, -1, -1]]).round(3)
+    array([[0.109, 0.884, 0.007]])
     """
 
     _parameter_constraints: dict = {
