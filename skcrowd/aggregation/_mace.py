@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, Real, StrOptions
 from ._base import BaseEM
 from ._empirical_bayes import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                                fit_dirichlet_prior)
+from ._one_coin import class_log_priors, class_prior_term
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_vote_tables, one_coin_agreement, one_coin_block_statistics,
                       one_coin_e_step, safe_log)
@@ -302,12 +303,8 @@ class MACE(BaseEM):
             log_competence, log_spam = safe_log(competence), safe_log(spam_rows)
         log_other, log_ratio = mace_vote_tables(log_competence[:, 0], log_competence[:, 1],
                                                 log_spam)
-        if self.class_priors == "fit":
-            priors = class_counts + 1.0
-            log_priors = safe_log(priors / priors.sum())
-        else:
-            log_priors = np.full(K, -np.log(K))
-        return competence, spam_rows, log_other, log_ratio, hyper, log_priors
+        return (competence, spam_rows, log_other, log_ratio, hyper,
+                class_log_priors(class_counts, self.class_priors))
 
     def _e_step(self, layout, params, out=None):
         _, _, log_other, log_ratio, _, log_priors = params
@@ -320,7 +317,7 @@ class MACE(BaseEM):
 
     def _parameter_term(self, params):
         competence, spam_rows, _, _, hyper, log_priors = params
-        term = float(log_priors.sum()) if self.class_priors == "fit" else 0.0
+        term = class_prior_term(log_priors, self.class_priors)
         if self.method == "em":
             s = float(self.smoothing) / spam_rows.shape[1]
             return term + s * float(safe_log(competence).sum() + safe_log(spam_rows).sum())

@@ -44,9 +44,16 @@ class OneCoinDawidSkene(BaseEM):
     workers. Pass ``accuracy_prior=(a, b)`` to fix it instead (``(1, 1)``:
     uniform).
 
-    The class priors are MAP estimates with one pseudo-task per class. Every
-    E-step works in log space on the observed votes: ``O(votes + tasks K)``
-    per iteration.
+    **Class priors.** Uniform by default, as in GLAD: a symmetric noise
+    model explains workers biased toward a class by a skewed prevalence when
+    it may learn one, and then labels almost every task with that class. On
+    11 real crowds, learned class priors (``class_priors="fit"``, MAP with
+    one pseudo-task per class) lowered the mean gold accuracy from 0.869 to
+    0.852, and on the bluebirds crowd of ``zheng_d_Duck_Identification``
+    from 0.722 to 0.583 (prevalence fitted 96 % / 4 %, gold 56 % / 44 %);
+    they helped only on a simulated crowd of unbiased workers and skewed
+    classes (0.897 against 0.877). Every E-step works in log space on the
+    observed votes: ``O(votes + tasks K)`` per iteration.
 
     Parameters
     ----------
@@ -56,6 +63,9 @@ class OneCoinDawidSkene(BaseEM):
     accuracy_prior : "auto" or (a, b), default="auto"
         Beta prior of the accuracies: fitted to the crowd ("auto", see above)
         or the two positive shape parameters.
+    class_priors : {"uniform", "fit"}, default="uniform"
+        Keep the prevalence of the classes uniform, or estimate it (MAP, one
+        pseudo-task per class); see "Class priors" above.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -97,16 +107,17 @@ class OneCoinDawidSkene(BaseEM):
         its mean ``a / (a + b)`` is the crowd's typical accuracy and ``a + b``
         its strength in votes.
     class_priors_ : ndarray of shape (n_classes,)
-        Estimated prevalence of each class.
+        Prevalence of each class: uniform, or estimated with
+        ``class_priors="fit"``.
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
         Iterations of the best initialization.
     lower_bound_ : float
         Objective of the fitted model per task: the evidence lower bound
-        (ELBO) of the votes, plus the log-densities of the class priors'
-        Dirichlet prior and, with ``accuracy_prior="auto"``, of the
-        hyperprior of ``(a, b)`` (up to constants).
+        (ELBO) of the votes, plus the log-densities of the hyperprior of
+        ``(a, b)`` (with ``accuracy_prior="auto"``) and of the class priors'
+        Dirichlet prior (with ``class_priors="fit"``), up to constants.
     lower_bounds_ : list of float
         Objective after each iteration of the best initialization; it never
         decreases (coordinate ascent).
@@ -156,15 +167,16 @@ class OneCoinDawidSkene(BaseEM):
     >>> oc = OneCoinDawidSkene().fit(votes)
     >>> oc.worker_accuracies_.round(2)  # simulated: 0.93, 0.87, 0.8, 0.73, 0.6
     array([0.91, 0.89, 0.83, 0.72, 0.56])
-    >>> oc.accuracy_prior_.round(2)  # the crowd's accuracies: Beta(3.15, 1.26)
-    array([3.15, 1.26])
+    >>> oc.accuracy_prior_.round(2)  # the crowd's accuracies: Beta(3.15, 1.27)
+    array([3.15, 1.27])
     >>> oc.predict_proba([[0, 1, 1, -1, -1]]).round(3)
-    array([[0.109, 0.884, 0.007]])
+    array([[0.106, 0.888, 0.005]])
     """
 
     _parameter_constraints: dict = {
         **BaseEM._parameter_constraints,
         "accuracy_prior": [StrOptions({"auto"}), "array-like"],
+        "class_priors": [StrOptions({"fit", "uniform"})],
     }
 
     def __init__(
@@ -172,6 +184,7 @@ class OneCoinDawidSkene(BaseEM):
         n_classes=None,
         *,
         accuracy_prior="auto",
+        class_priors="uniform",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -184,6 +197,7 @@ class OneCoinDawidSkene(BaseEM):
     ):
         self.n_classes = n_classes
         self.accuracy_prior = accuracy_prior
+        self.class_priors = class_priors
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -221,9 +235,8 @@ class OneCoinDawidSkene(BaseEM):
         if prior is None:  # "auto": fitted to the crowd, from the previous M-step's
             prior = fit_beta_prior(agreement, n_votes, np.ones(2) if params is None else params[3])
         posteriors = _beta_posteriors(agreement, n_votes, prior)
-        priors = class_counts + 1.0
-        return (posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(priors)), prior,
-                safe_log(priors / priors.sum()))
+        return (posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(class_counts)),
+                prior, class_log_priors(class_counts, self.class_priors))
 
     def _e_step(self, layout, params, out=None):
         _, log_other, log_ratio, _, log_priors = params
@@ -236,7 +249,8 @@ class OneCoinDawidSkene(BaseEM):
 
     def _parameter_term(self, params):
         posteriors, _, _, prior, log_priors = params
-        term = -float(dirichlet_kl(posteriors, prior).sum()) + float(log_priors.sum())
+        term = (class_prior_term(log_priors, self.class_priors)
+                - float(dirichlet_kl(posteriors, prior).sum()))
         if self._fixed_prior() is None:
             term += beta_log_hyperprior(*prior)
         return term
@@ -265,6 +279,21 @@ class OneCoinDawidSkene(BaseEM):
                                             len(log_priors))
         task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors)[1]
         return self._soft_labels(layout, params, resp), task_ll
+
+
+def class_log_priors(class_counts, how):
+    """Log class priors of an M-step: ``how="fit"``, MAP with one pseudo-task per class (a
+    Dirichlet(2, ..., 2) prior); ``"uniform"``, fixed."""
+    if how == "fit":
+        priors = class_counts + 1.0
+        return safe_log(priors / priors.sum())
+    return np.full(len(class_counts), -np.log(len(class_counts)))
+
+
+def class_prior_term(log_priors, how):
+    """The class priors' term of the objective (their Dirichlet(2, ..., 2) log-density, up to a
+    constant, when fitted)."""
+    return float(log_priors.sum()) if how == "fit" else 0.0
 
 
 def _vote_tables(log_accuracy, n_classes):
