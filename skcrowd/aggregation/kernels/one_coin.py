@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._common import (_CHUNK_MEMORY, _MAX_CHUNKS, _engine, _fused_chunks, _jit,
+from ._common import (_CHUNK_MEMORY, _MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors,
                       _normalize_log_rows, _out, _parallel, numba)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba pass)
@@ -79,7 +79,7 @@ def _tables(layout, per_cell, log_other, log_ratio):
 
 
 def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=False,
-                    resp=None):
+                    resp=None, log_task_priors=None):
     """One-coin E-step of a block: posteriors and per-task log-likelihoods.
 
     Parameters
@@ -98,14 +98,22 @@ def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=
         Slots are ``(worker, label)`` cells instead of workers.
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer (allocated when None).
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors ``log P(true class of task i = k)`` that replace
+        ``log_class_priors`` for the block's tasks, in the posteriors, the
+        log-likelihoods and the statistics (known tasks: ``-inf`` but at the
+        label); ``-inf`` rules a class out: its posterior is exactly 0. Every
+        row needs a finite entry.
 
     Returns
     -------
     resp : ndarray of shape (n_tasks, K)
         ``P(true class k | votes of task i)``; a task without votes gets the
-        class priors.
+        class priors (its row of ``log_task_priors``, exponentiated).
     task_log_likelihood : ndarray of shape (n_tasks,)
-        ``log p(votes of task i)`` (0 for a task without votes).
+        ``log p(votes of task i)`` (0 for a task without votes); with
+        ``log_task_priors``, the log-sum-exp over ``k`` of the prior row plus
+        the votes' log-probabilities (a known task's ``log P(votes, its class)``).
 
     Examples
     --------
@@ -122,12 +130,12 @@ def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=
     resp = _out(resp, layout)
     task_ll = np.empty(layout.n_tasks)
     log_other, log_ratio = _tables(layout, per_cell, log_other, log_ratio)
-    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
+    log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     if _engine() == "numba":
         _oc_pass(layout, per_cell, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1,
-                 resp, log_other, log_ratio, log_class_priors, task_ll)
+                 resp, log_other, log_ratio, log_priors, task_ll)
         return resp, task_ll
-    _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_class_priors, resp)
+    _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_priors, resp)
     _normalize_log_rows(resp, task_ll)
     return resp, task_ll
 
@@ -170,7 +178,7 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
 
 
 def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
-                              per_cell=False, resp=None, agreement=None):
+                              per_cell=False, resp=None, agreement=None, log_task_priors=None):
     """One-coin E-step of a block fused with its sufficient statistics.
 
     Parameters
@@ -186,6 +194,9 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
         Output buffer for the responsibilities; when None they are not kept.
     agreement : ndarray of shape (n_slots,), default=None
         Running sums to add this block's agreement into (out of core).
+    log_task_priors : ndarray of shape (n_tasks, K), default=None
+        Per-task log-priors that replace ``log_class_priors`` (see
+        :func:`one_coin_e_step`); the statistics are those of the posteriors.
 
     Returns
     -------
@@ -206,15 +217,15 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
     (array([1.4412, 0.5588]), -2.9114)
     """
     log_other, log_ratio = _tables(layout, per_cell, log_other, log_ratio)
-    log_class_priors = np.ascontiguousarray(log_class_priors, dtype=np.float64)
     if _engine() == "numba":
         counts, class_counts, log_lik = _oc_pass(
             layout, per_cell, _FUSED, _oc_n_chunks(layout, per_cell),
             None if resp is None else _out(resp, layout), log_other, log_ratio,
-            log_class_priors)
+            _log_priors(layout, log_class_priors, log_task_priors))
     else:
         posteriors, task_ll = one_coin_e_step(layout, log_other, log_ratio, log_class_priors,
-                                              per_cell=per_cell, resp=resp)
+                                              per_cell=per_cell, resp=resp,
+                                              log_task_priors=log_task_priors)
         counts = one_coin_agreement(layout, posteriors, per_cell=per_cell)
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
     if agreement is not None:
@@ -224,14 +235,15 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
                                   log_likelihood=log_lik)
 
 
-def _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_class_priors, logits):
-    """logits[i, k] = log P(true class k) + sum over task i's votes of log P(vote | k)."""
+def _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_priors, logits):
+    """logits[i, k] = log P(true class k) + sum over task i's votes of log P(vote | k)
+    (``log_priors``: ``(1, K)`` or ``(n_tasks, K)``, see :func:`._common._log_priors`)."""
     K = layout.n_classes
     slot = _slots(layout, per_cell)[0]
     logits.reshape(-1)[:] = np.bincount(layout.task.astype(np.int64) * K + layout.label,
                                         weights=log_ratio[slot], minlength=layout.n_tasks * K)
     logits += np.bincount(layout.task, weights=log_other[slot], minlength=layout.n_tasks)[:, None]
-    logits += log_class_priors
+    logits += log_priors
 
 
 def _oc_n_chunks(layout, per_cell):
@@ -249,10 +261,11 @@ def _oc_n_chunks(layout, per_cell):
 
 
 def _oc_pass(layout, per_cell, mode, n_chunks, resp, log_other=None, log_ratio=None,
-             log_class_priors=None, task_ll=None):
+             log_priors=None, task_ll=None):
     """A numba pass over the block's tasks, in ``n_chunks`` chunks of equal vote counts.
 
-    ``mode`` and the arrays are those of ``_oc_chunk``; returns ``(agreement, class_counts,
+    ``mode`` and the arrays are those of ``_oc_chunk`` (``log_priors``: ``(1, K)`` or
+    ``(n_tasks, K)``, see :func:`._common._log_priors`); returns ``(agreement, class_counts,
     log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``).
     """
     K = layout.n_classes
@@ -263,9 +276,9 @@ def _oc_pass(layout, per_cell, mode, n_chunks, resp, log_other=None, log_ratio=N
     log_liks = np.empty(n_chunks)
     if log_other is None:  # typed placeholders: _COUNTS does not read them
         log_other = log_ratio = np.zeros(1)
-        log_class_priors = np.zeros(K)
+        log_priors = np.zeros((1, K))
     kernel = _oc_chunks_parallel if n_chunks > 1 else _oc_chunks_serial
-    kernel(layout.task_indptr, slot, layout.label, log_other, log_ratio, log_class_priors,
+    kernel(layout.task_indptr, slot, layout.label, log_other, log_ratio, log_priors,
            np.empty((0, K)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
            layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
@@ -293,9 +306,11 @@ if numba is not None:
           also stored in ``resp`` when it has rows;
         - ``_COUNTS``: the same sums for the posteriors already in ``resp``.
 
-        Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS``).
+        ``log_prior`` is ``(1, K)`` (every task's) or ``(n_tasks, K)`` (row ``i``: task
+        ``i``'s). Returns the sum of the tasks' log-likelihoods (0 for ``_COUNTS``).
         """
-        K = log_prior.shape[0]
+        K = log_prior.shape[1]
+        per_task = log_prior.shape[0] > 1
         B = _SOFTMAX_BATCH
         rows = np.empty((B, K))
         logits = np.empty((K, B))
@@ -322,8 +337,9 @@ if numba is not None:
                         u = np.uint64(slot[v])
                         base += log_other[u]
                         rows[b, np.uint64(label[v])] += log_ratio[u]
+                    r = i if per_task else 0
                     for k in range(K):
-                        rows[b, k] += base + log_prior[k]
+                        rows[b, k] += base + log_prior[r, k]
                 log_lik += _softmax_columns(rows, n, logits, top, total)
                 if store:
                     for b in range(n):

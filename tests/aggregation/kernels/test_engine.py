@@ -80,6 +80,11 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             *one_coin_e_step(layout, log_conf_t[:, 0], log_conf_t[:, 1], log_priors,
                              per_cell=True),
             one_coin_agreement(layout, resp, per_cell=True),
+            *one_coin_block_statistics(layout, log_conf_t[:, 0], log_conf_t[:, 1], log_priors,
+                                       per_cell=True, resp=np.empty((votes.n_tasks, 4)),
+                                       log_task_priors=log_task_priors)[:3],
+            *one_coin_e_step(layout, log_conf_t[:, 0, 0], log_conf_t[:, 1, 0], log_priors,
+                             log_task_priors=log_task_priors),
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
