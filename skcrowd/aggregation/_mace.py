@@ -259,6 +259,7 @@ class MACE(BaseEM):
     # votes of each label; the expected number of tasks of each class.
     _parameter_axes = ("worker", "worker", "worker", "worker", "shared", "shared")
     _statistic_axes = ("worker", "worker", "shared")
+    _supports_task_priors = True
 
     def _fixed_priors(self):
         """``(a, b)`` and ``g`` of the priors given as numbers (None where "auto")."""
@@ -306,9 +307,13 @@ class MACE(BaseEM):
         return (competence, spam_rows, log_other, log_ratio, hyper,
                 class_log_priors(class_counts, self.class_priors))
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        return params[5]
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, _, log_other, log_ratio, _, log_priors = params
-        st = one_coin_block_statistics(layout, log_other, log_ratio, log_priors, per_cell=True)
+        st = one_coin_block_statistics(layout, log_other, log_ratio, log_priors, per_cell=True,
+                                       log_task_priors=log_task_priors)
         knowing, spam = mace_expected_counts(st.agreement, layout.cell_counts, log_ratio)
         if out is not None:
             np.add(out[0], knowing, out=out[0])
@@ -364,16 +369,17 @@ class MACE(BaseEM):
                 *mace_vote_tables(log_competence[:, 0], log_competence[:, 1], log_spam), hyper,
                 safe_log(self.class_priors_))
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, _, log_other, log_ratio, _, log_priors = params
         return one_coin_e_step(layout, log_other, log_ratio, log_priors, per_cell=True,
-                               resp=resp)[0]
+                               resp=resp, log_task_priors=log_task_priors)[0]
 
-    def _posterior(self, layout, params, resp=None):
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         competence, spam_rows, _, _, _, log_priors = params
         log_competence = safe_log(competence / competence.sum(axis=1, keepdims=True))
         log_spam = safe_log(spam_rows / spam_rows.sum(axis=1, keepdims=True))
         log_other, log_ratio = mace_vote_tables(log_competence[:, 0], log_competence[:, 1],
                                                 log_spam)
-        task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors, per_cell=True)[1]
-        return self._soft_labels(layout, params, resp), task_ll
+        task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors, per_cell=True,
+                                  log_task_priors=log_task_priors)[1]
+        return self._soft_labels(layout, params, resp, log_task_priors=log_task_priors), task_ll

@@ -214,6 +214,7 @@ class OneCoinDawidSkene(BaseEM):
     # expected number of right votes (agreement) and the number of votes; the class counts.
     _parameter_axes = ("worker", "worker", "worker", "shared", "shared")
     _statistic_axes = ("worker", "worker", "shared")
+    _supports_task_priors = True
 
     def _fixed_prior(self):
         """The ``(a, b)`` of ``accuracy_prior``, None for "auto"."""
@@ -238,10 +239,14 @@ class OneCoinDawidSkene(BaseEM):
         return (posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(class_counts)),
                 prior, class_log_priors(class_counts, self.class_priors))
 
-    def _e_step(self, layout, params, out=None):
+    def _class_log_priors(self, params):
+        return params[4]
+
+    def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, log_other, log_ratio, _, log_priors = params
         st = one_coin_block_statistics(layout, log_other, log_ratio, log_priors,
-                                       agreement=None if out is None else out[0])
+                                       agreement=None if out is None else out[0],
+                                       log_task_priors=log_task_priors)
         n_votes = _worker_votes(layout)
         if out is not None:
             np.add(out[1], n_votes, out=out[1])
@@ -268,17 +273,19 @@ class OneCoinDawidSkene(BaseEM):
                 *_vote_tables(dirichlet_expected_log(posteriors), len(self.class_priors_)),
                 np.array(self.accuracy_prior_, dtype=np.float64), safe_log(self.class_priors_))
 
-    def _soft_labels(self, layout, params, resp=None):
+    def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, log_other, log_ratio, _, log_priors = params
-        return one_coin_e_step(layout, log_other, log_ratio, log_priors, resp=resp)[0]
+        return one_coin_e_step(layout, log_other, log_ratio, log_priors, resp=resp,
+                               log_task_priors=log_task_priors)[0]
 
-    def _posterior(self, layout, params, resp=None):
+    def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posteriors, _, _, _, log_priors = params
         mean = posteriors[:, 0] / posteriors.sum(axis=1)
         log_other, log_ratio = _vote_tables(safe_log(np.column_stack([mean, 1.0 - mean])),
                                             len(log_priors))
-        task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors)[1]
-        return self._soft_labels(layout, params, resp), task_ll
+        task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors,
+                                  log_task_priors=log_task_priors)[1]
+        return self._soft_labels(layout, params, resp, log_task_priors=log_task_priors), task_ll
 
 
 def class_log_priors(class_counts, how):
