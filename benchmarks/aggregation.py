@@ -38,6 +38,13 @@ whose peak resident memory (``ru_maxrss``) is reported:
   votes with fewer workers (``--n-workers 100 --max-crowdkit-mmsr 1e6``). ``peerannot-wawa``:
   peerannot's ``Wawa(answers, n_classes, n_workers=W).run()``. Wawa has no iterations: its
   ``s/iter`` is the whole fit.
+- ``skcrowd-onecoin`` / ``skcrowd-mace`` (and ``-numpy``): ``OneCoinDawidSkene`` / ``MACE`` the
+  same way (MACE: ``n_init=1``, variational Bayes, priors fitted to the crowd).
+  ``crowdkit-onecoin`` / ``crowdkit-mace``: crowd-kit's ``OneCoinDawidSkene(n_iter=iters,
+  tol=-inf)`` / ``MACE(n_iter=iters, n_restarts=1)`` (its restarts all start from the same
+  ``random_state``, so one restart is its whole fit divided by ``n_restarts``); crowd-kit's MACE
+  takes about 130 s per restart of 50 iterations at 1e6 votes: give it fewer
+  (``--iters-for crowdkit-mace=5``).
 - ``peerannot-ds`` / ``peerannot-glad``: peerannot's ``DawidSkene(answers, n_workers,
   n_classes).run(epsilon=0, maxiter=iters)`` and ``GLAD(answers, n_classes=K, n_workers=W,
   dataset=<temporary folder>).run(epsilon=0, maxiter=iters)`` (its ``run`` writes the fitted
@@ -112,6 +119,9 @@ MODELS = {
     "kos": ("KOS", {}),
     "mmsr": ("MMSR", {"tol": -np.inf}),
 }
+MODELS["onecoin"] = ("OneCoinDawidSkene", {"tol": -np.inf})
+MODELS["mace"] = ("MACE", {"n_restarts": 1})  # crowd-kit's restarts all start from one seed
+
 SKCROWD_METHODS = tuple(f"skcrowd-{m}{e}" for m in MODELS for e in ("", "-numpy"))
 COMPETITOR_METHODS = (*(f"crowdkit-{m}" for m in MODELS),
                       "peerannot-ds", "peerannot-glad", "peerannot-wawa")

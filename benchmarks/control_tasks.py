@@ -40,8 +40,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 SHARES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
-METHODS = ("mv", "ds", "wds", "glad")
-NAMES = {"mv": "MajorityVote", "ds": "DawidSkene", "wds": "WeightedDawidSkene", "glad": "GLAD"}
+METHODS = ("mv", "ds", "wds", "glad", "onecoin", "mace")
+NAMES = {"mv": "MajorityVote", "ds": "DawidSkene", "wds": "WeightedDawidSkene", "glad": "GLAD",
+         "onecoin": "OneCoinDawidSkene", "mace": "MACE"}
 SIMULATED = {  # name: (n_classes, share of adversarial workers)
     "simulated K=2, 60 % adversarial": (2, 0.6),
     "simulated K=3, 60 % adversarial": (3, 0.6),
@@ -50,9 +51,11 @@ SIMULATED = {  # name: (n_classes, share of adversarial workers)
 
 
 def make_method(name, n_classes):
-    from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+    from skcrowd.aggregation import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,
+                                     WeightedDawidSkene)
 
-    cls = {"mv": MajorityVote, "ds": DawidSkene, "wds": WeightedDawidSkene, "glad": GLAD}[name]
+    cls = {"mv": MajorityVote, "ds": DawidSkene, "wds": WeightedDawidSkene, "glad": GLAD,
+           "onecoin": OneCoinDawidSkene, "mace": MACE}[name]
     return cls(n_classes=n_classes, random_state=0) if name == "mv" else cls(n_classes=n_classes)
 
 

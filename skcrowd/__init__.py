@@ -24,6 +24,8 @@ _LAZY = {
     "MMSR": "aggregation",
     "BayesianDawidSkene": "aggregation",
     "EBCC": "aggregation",
+    "OneCoinDawidSkene": "aggregation",
+    "MACE": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -7,6 +7,8 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`DawidSkene`: a confusion matrix per worker, MAP EM in log space.
 - :class:`WeightedDawidSkene`: votes weighted by the Dawid-Skene diagonals.
 - :class:`GLAD`: worker abilities and task difficulties.
+- :class:`OneCoinDawidSkene`: one accuracy per worker, its Beta prior fitted to the crowd.
+- :class:`MACE`: workers who know the answer or spam (Hovy et al., 2013), variational Bayes.
 - :class:`Wawa`, :class:`ZeroBasedSkill`, :class:`KOS`, :class:`MMSR`: weighted majority votes
   whose worker weights come from agreement with the aggregate, message passing (binary) or a
   robust rank-one completion of the workers' agreement matrix.
@@ -24,11 +26,14 @@ from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
 from ._glad import GLAD
 from ._kos import KOS
+from ._mace import MACE
 from ._majority import MajorityVote
 from ._mmsr import MMSR
+from ._one_coin import OneCoinDawidSkene
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
 __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]
+__all__ += ["OneCoinDawidSkene", "MACE"]  # EM / variational Bayes
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
 __all__ += ["BayesianDawidSkene", "EBCC"]

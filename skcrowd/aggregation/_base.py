@@ -582,7 +582,7 @@ class BaseEM(BaseAggregator):
         if not self._supports_task_priors:
             raise ValueError(
                 f"{type(self).__name__} does not support known tasks (y) or task_prior; "
-                "DawidSkene, WeightedDawidSkene and GLAD do."
+                f"{_models_with_task_priors()} do."
             )
         if not isinstance(source, MemoryVotes):
             raise ValueError(
@@ -1028,6 +1028,15 @@ def _log_task_priors(model, priors, layout, params):
     out[rows] = -np.inf
     out[rows, classes] = kept
     return out
+
+
+def _models_with_task_priors():
+    """The public aggregators that take known tasks and ``task_prior``, as "A, B and C"."""
+    from .. import aggregation  # the package imports this module
+
+    names = [name for name in aggregation.__all__
+             if getattr(getattr(aggregation, name), "_supports_task_priors", False)]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _prior_kwargs(model, priors, layout, params):

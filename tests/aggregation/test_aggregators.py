@@ -11,12 +11,14 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+from skcrowd.aggregation import MACE, OneCoinDawidSkene
 from skcrowd.aggregation import MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
 
 ALL = [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD()]
+ALL += [OneCoinDawidSkene(), MACE()]
 ALL += [Wawa(), ZeroBasedSkill(), MMSR(random_state=0)]  # weighted votes (KOS: binary only)
-EM = [DawidSkene(), WeightedDawidSkene(), GLAD()]
+EM = [DawidSkene(), WeightedDawidSkene(), GLAD(), OneCoinDawidSkene(), MACE()]
 VB = [BayesianDawidSkene(), EBCC(random_state=0)]  # variational Bayes on the same driver
 ALL += VB
 EM += VB

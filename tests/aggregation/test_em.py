@@ -5,11 +5,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+from skcrowd.aggregation import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,
+                                 WeightedDawidSkene)
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
 from skcrowd.datasets import simulate_annotators
 
-EM = [DawidSkene(), WeightedDawidSkene(), GLAD()]
+EM = [DawidSkene(), WeightedDawidSkene(), GLAD(), OneCoinDawidSkene(), MACE()]
 EM += [BayesianDawidSkene(), EBCC(random_state=0)]  # variational Bayes (ELBO)
 ids = type
 
@@ -78,7 +79,7 @@ def test_convergence_stops_early_without_warning(model, recwarn):
     assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
 
 
-@pytest.mark.parametrize("model", [DawidSkene(), GLAD()], ids=ids)
+@pytest.mark.parametrize("model", [DawidSkene(), GLAD(), OneCoinDawidSkene(), MACE()], ids=ids)
 def test_n_init_keeps_the_best_initialization(model, capsys):
     votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=5)
     best = clone(model).set_params(init="random", n_init=4, random_state=0, max_iter=300,

@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
+from skcrowd.aggregation import MACE, OneCoinDawidSkene
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
 
@@ -56,6 +57,7 @@ def _expected_failures(estimator):
 
 @parametrize_with_checks(
     [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD(),
+     OneCoinDawidSkene(), MACE(),
      Wawa(), ZeroBasedSkill(), KOS(random_state=0), MMSR(random_state=0),
      BayesianDawidSkene(), EBCC(random_state=0)],
     expected_failed_checks=_expected_failures,

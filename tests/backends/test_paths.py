@@ -10,7 +10,8 @@ pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from skcrowd import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene  # noqa: E402
+from skcrowd import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,  # noqa: E402
+                     WeightedDawidSkene)
 from skcrowd import EBCC, BayesianDawidSkene  # noqa: E402
 from skcrowd.backends import OutOfCoreVotes  # noqa: E402
 
@@ -21,9 +22,13 @@ ESTIMATORS = [
     DawidSkene(max_iter=15, tol=0.0),
     WeightedDawidSkene(max_iter=15, tol=0.0),
     GLAD(max_iter=15, tol=0.0),
+    OneCoinDawidSkene(max_iter=15, tol=0.0),
+    MACE(max_iter=15, tol=0.0),
 ]
 ESTIMATORS += [BayesianDawidSkene(max_iter=15, tol=0.0), EBCC(max_iter=15, tol=0.0, random_state=0)]
-FITTED = ("class_priors_", "confusion_matrices_", "abilities_", "lower_bounds_", "n_iter_")
+FITTED = ("class_priors_", "confusion_matrices_", "abilities_", "lower_bounds_", "n_iter_",
+          "accuracy_posteriors_", "accuracy_prior_", "competence_posteriors_", "spam_posteriors_",
+          "competence_prior_", "spam_prior_")
 FITTED += ("prior_concentration_", "confusion_counts_", "subtype_confusion_counts_",
            "subtype_weights_")
 

@@ -30,7 +30,12 @@ Modules:
 - ``weighted_vote``: the soft labels of a weighted majority vote and each
   worker's agreement with it (Wawa, ZeroBasedSkill, KOS, MMSR);
 - ``kos``: one iteration of KOS's message passing;
-- ``mmsr``: the workers' agreement counts and M-MSR's trimmed means.
+- ``mmsr``: the workers' agreement counts and M-MSR's trimmed means;
+- ``one_coin``: the E-step of the models where a vote gives the true class or
+  a draw that does not depend on it (one-coin Dawid-Skene, MACE), fused with
+  each worker's (or cell's) agreement (:func:`one_coin_block_statistics`, ...);
+- ``mace``: MACE's vote tables and expected knowing / spamming counts
+  (:func:`mace_vote_tables`, :func:`mace_expected_counts`).
 
 A new model adds one module here, named for it, whose public kernels take a
 :class:`BlockLayout` and the parameters, branch on ``_engine()`` at each call
@@ -93,7 +98,14 @@ from .glad import (
     glad_task_difficulties,
 )
 from .kos import kos_iteration
+from .mace import mace_expected_counts, mace_vote_tables
 from .mmsr import msr_step, worker_agreement
+from .one_coin import (
+    OneCoinBlockStatistics,
+    one_coin_agreement,
+    one_coin_block_statistics,
+    one_coin_e_step,
+)
 from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
 ENGINE = "numba" if numba is not None else "numpy"
@@ -126,4 +138,10 @@ __all__ = [
     "dirichlet_expected_log",
     "dirichlet_kl",
     "fit_dirichlet_multinomial",
+    "OneCoinBlockStatistics",
+    "one_coin_e_step",
+    "one_coin_agreement",
+    "one_coin_block_statistics",
+    "mace_vote_tables",
+    "mace_expected_counts",
 ]

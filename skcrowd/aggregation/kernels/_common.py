@@ -16,6 +16,8 @@
   task; ``_softmax_columns``, a batch of tasks through ``_exp_nonpositive``,
   an ``exp`` the compiler vectorizes);
 - :func:`naive_soft_labels` (vote frequencies) and :func:`row_argmax`;
+- variational Bayes on parameter tables: :func:`dirichlet_expected_log` and
+  :func:`dirichlet_kl` (a Beta is a Dirichlet of two);
 - ``_segment_sums_*``: per-worker sums of per-vote values listed in worker
   order (the per-worker half of an M-step's statistics).
 """
@@ -136,6 +138,11 @@ class BlockLayout:
         ``(n_workers * K, K)`` view of per-worker tables laid out ``[worker, label, class]``."""
         index = _index_dtype(self.n_workers * self.n_classes)
         return self.worker.astype(index) * self.n_classes + self.label.astype(index)
+
+    @cached_property
+    def cell_counts(self):
+        """Number of votes of each ``(worker, label)`` cell, at ``worker * K + label``."""
+        return np.bincount(self.cell, minlength=self.n_workers * self.n_classes).astype(np.float64)
 
     @cached_property
     def worker_order(self):

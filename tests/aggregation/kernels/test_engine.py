@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
+from skcrowd.aggregation import MACE, OneCoinDawidSkene
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
 from skcrowd.aggregation.kernels import (
@@ -24,6 +25,9 @@ from skcrowd.aggregation.kernels import (
     kos_iteration,
     msr_step,
     naive_soft_labels,
+    one_coin_agreement,
+    one_coin_block_statistics,
+    one_coin_e_step,
     row_argmax,
     weighted_vote_proba,
     worker_agreement,
@@ -83,6 +87,16 @@ def test_engines_agree_on_every_kernel(monkeypatch):
                                  resp=np.empty((votes.n_tasks, 8)),
                                  log_task_priors=np.repeat(log_task_priors - np.log(2), 2,
                                                            axis=1))[:3],
+            *one_coin_block_statistics(layout, log_conf_t[:, 0, 0], log_conf_t[:, 1, 0],
+                                       log_priors, resp=np.empty((votes.n_tasks, 4)))[:3],
+            *one_coin_e_step(layout, log_conf_t[:, 0], log_conf_t[:, 1], log_priors,
+                             per_cell=True),
+            one_coin_agreement(layout, resp, per_cell=True),
+            *one_coin_block_statistics(layout, log_conf_t[:, 0], log_conf_t[:, 1], log_priors,
+                                       per_cell=True, resp=np.empty((votes.n_tasks, 4)),
+                                       log_task_priors=log_task_priors)[:3],
+            *one_coin_e_step(layout, log_conf_t[:, 0, 0], log_conf_t[:, 1, 0], log_priors,
+                             log_task_priors=log_task_priors),
         ]
     for a, b in zip(results["numba"], results["numpy"]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
@@ -126,7 +140,9 @@ def test_engines_agree_on_weighted_votes(model, monkeypatch):
                                    WeightedDawidSkene(tol=0, max_iter=15),
                                    GLAD(tol=0, max_iter=15),
                                    BayesianDawidSkene(tol=0, max_iter=15),
-                                   EBCC(tol=0, max_iter=15, random_state=0)], ids=type)
+                                   EBCC(tol=0, max_iter=15, random_state=0),
+                                   OneCoinDawidSkene(tol=0, max_iter=15),
+                                   MACE(tol=0, max_iter=15)], ids=type)
 def test_engines_agree_on_whole_fits(model, monkeypatch):
     rng = np.random.default_rng(3)
     votes = rng.integers(4, size=(120, 10))
