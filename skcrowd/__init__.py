@@ -56,6 +56,7 @@ _LAZY = {
     "CrowdLayerClassifier": "neural",
     "CoNALClassifier": "neural",
     "DeepEMClassifier": "neural",
+    "PlainNetClassifier": "neural",
     "CrowdLayerRegressor": "neural",
     "SequenceCrowdLayerClassifier": "neural",
     # two-stage baseline: aggregate, then train

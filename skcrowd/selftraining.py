@@ -28,7 +28,9 @@ Any estimator with these three methods can be the crowd model:
 
 from __future__ import annotations
 
+import copy
 import numbers
+from functools import partial
 
 import numpy as np
 from scipy.special import entr
@@ -38,6 +40,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, St
 from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._holdout import holdout_tasks
 from .metrics import imbalance_ratio, mv_accuracy_score
 from .votes import Votes, check_votes
 
@@ -256,6 +259,20 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     (Self-Crowd_c) takes the ``M`` lowest-entropy candidates overall;
     ``"random"`` (Self-Crowd_r) takes ``M`` uniformly random candidates.
 
+    Self-training can also hurt: its pseudo-annotations are the model's own
+    guesses, and a round that adds wrong ones teaches the next model its
+    mistakes (on a music-genre crowd with half of its votes removed, the
+    unchecked loop fell from the crowd layer's 0.618 test accuracy to
+    0.392). So by default a share ``validation_fraction`` of the tasks is
+    held out, stratified on the majority vote: the rounds train on the other
+    tasks, and each round's model is scored on the held-out votes
+    (tie-aware accuracy against their majority vote,
+    :func:`skcrowd.metrics.mv_accuracy_score`). A round that lowers that
+    score is undone and the loop stops. The crowd model of the last kept
+    round is then refitted on every task, with all observed votes and the
+    kept pseudo-annotations; when no round was kept this is the crowd model
+    fitted on the votes alone, the model self-training started from.
+
     Parameters
     ----------
     estimator : estimator, default=None
@@ -276,11 +293,16 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         pair is left.
     n_pseudo : int or float, default=0.1
         ``M``, the pseudo-annotations added per round. A float in (0, 1] is a
-        fraction of the initial candidate pairs (``n_tasks * n_workers -
-        n_votes``), at least 1. The paper adds 10,000 per round on LabelMe,
+        fraction of the initial candidate pairs of the tasks the rounds train
+        on (``n_tasks * n_workers - n_votes`` without validation), at least 1. The paper adds 10,000 per round on LabelMe,
         about 0.18 of its 56,453 candidates.
     selection : {"distribution", "confidence", "random"}, default="distribution"
         Selection rule: Self-Crowd, Self-Crowd_c or Self-Crowd_r.
+    validation_fraction : float or None, default=0.2
+        Share of the tasks (in (0, 1)) held out to check each round, see
+        above. None runs every round unchecked on every task (the paper's
+        algorithm 1). Without a held-out vote to score on (too few tasks, or
+        held-out tasks without votes) the rounds run unchecked too.
     warm_start : bool, default=False
         When True, each retraining continues from the previous crowd model
         (by setting the crowd model's own ``warm_start=True``, as skorch nets
@@ -304,27 +326,34 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     estimator_ : estimator
-        The crowd model fitted in the last round; ``predict_proba`` is its
-        ``predict_proba`` (the bottleneck for a crowd layer).
+        The final crowd model: the last kept round's, refitted on every task
+        when tasks were held out; ``predict_proba`` is its ``predict_proba``
+        (the bottleneck for a crowd layer).
     classes_ : ndarray of shape (n_classes,)
         Labels seen in the votes.
     n_features_in_ : int
         Number of features of ``X``.
     n_iter_ : int
-        Self-training rounds run.
+        Self-training rounds kept.
     history_ : list of dict
         ``history_[t]`` describes the model after ``t`` rounds (``history_[0]``
         is the initial fit on the observed votes), so it has ``n_iter_ + 1``
-        entries, with keys ``iteration``; ``n_added`` and ``n_added_per_class``
+        entries, plus a last one for the round that was undone, if any. Keys:
+        ``iteration``; ``n_added`` and ``n_added_per_class``
         (pseudo-annotations added in that round, in total and per class of
         ``classes_``); ``imbalance_ratio_selected`` (R of eq. 6 for all
         pseudo-annotations selected so far, None before any is selected);
-        ``imbalance_ratio_combined`` (R of observed + selected); and
+        ``imbalance_ratio_combined`` (R of observed + selected);
+        ``held_out_score`` (the check on the held-out votes, when tasks are
+        held out); ``status`` (``"initial"``, ``"kept"``, ``"undone: held-out
+        score fell"`` or ``"undone: interrupted"``, see Notes); and
         ``valid_accuracy`` when ``X_val`` and ``y_val`` are passed to ``fit``.
+        Counts and ratios are those of the tasks the rounds train on.
         ``pandas.DataFrame(history_)`` gives a table.
     pseudo_annotations_ : dict of ndarray
-        All selected pseudo-annotations: ``task``, ``worker``, ``label`` (in
-        ``classes_``) and ``iteration`` (the round that added it).
+        The pseudo-annotations of the kept rounds: ``task``, ``worker``,
+        ``label`` (in ``classes_``) and ``iteration`` (the round that added
+        it).
 
     See Also
     --------
@@ -333,6 +362,14 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    Interrupting a fit (``KeyboardInterrupt``, Ctrl-C in a notebook): skorch
+    nets catch it, stop training and stay usable (see
+    :ref:`learning`); when the crowd model reports it (its
+    ``interrupted_`` attribute) during a round, the round is undone and
+    self-training stops with the rounds kept so far, without the final
+    refit. An interrupt anywhere else in ``fit`` leaves the estimator
+    unfitted (its fitted attributes removed), never half-fitted.
+
     Validation data are fit parameters, ``fit(X, y, X_val=..., y_val=...)``,
     as in :class:`~sklearn.ensemble.HistGradientBoostingClassifier`; they only
     fill ``history_`` and never change the fitted model. Do not pass them
@@ -387,6 +424,7 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba", "predict_annotator_proba"]), None],
         "n_iterations": [Interval(numbers.Integral, 0, None, closed="left")],
+        "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither"), None],
         "n_pseudo": [
             Interval(numbers.Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="right"),
@@ -406,6 +444,7 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_iterations=5,
         n_pseudo=0.1,
         selection="distribution",
+        validation_fraction=0.2,
         warm_start=False,
         max_candidates_in_memory=2**20,
         missing_label=-1,
@@ -416,6 +455,7 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_iterations = n_iterations
         self.n_pseudo = n_pseudo
         self.selection = selection
+        self.validation_fraction = validation_fraction
         self.warm_start = warm_start
         self.max_candidates_in_memory = max_candidates_in_memory
         self.missing_label = missing_label
@@ -491,6 +531,16 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : SelfCrowdClassifier
             The fitted estimator.
         """
+        try:
+            return self._fit(X, y, X_val, y_val)
+        except BaseException:
+            # KeyboardInterrupt included: no half-fitted estimator (n_features_in_ of this
+            # call with estimator_ of an earlier one)
+            for name in [name for name in vars(self) if name.endswith("_")]:
+                delattr(self, name)
+            raise
+
+    def _fit(self, X, y, X_val, y_val):
         if self.warm_start and self.estimator is not None and (
             "warm_start" not in self.estimator.get_params(deep=False)
         ):
@@ -526,47 +576,88 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     f"y_val has label {val.classes[0].item()!r}, of a different type than the "
                     f"labels of y (votes) {votes.classes.tolist()[:10]!r}."
                 )
-        self.classes_ = votes.classes
-        n_classes = len(self.classes_)
+        classes = votes.classes
+        n_classes = len(classes)
         rng = check_random_state(self.random_state)
-        pool = _CandidatePool(votes)
+        train, valid = self._held_out_tasks(votes, rng)
+        work, X_work = (votes, X) if valid is None else (votes.take_tasks(train), X[train])
+        held_out = None if valid is None else (X[valid], votes.take_tasks(valid).to_sparse())
+        pool = _CandidatePool(work)
         n_select = self._n_pseudo_per_round(pool.n_free)
-        added = {"task": [], "worker": [], "label": [], "iteration": []}
+        added = {"task": [], "worker": [], "label": [], "iteration": []}  # tasks of `work`
+        record = partial(self._record, votes=work, added=added, classes=classes,
+                         X_val=X_val, y_val=y_val, held_out=held_out)
 
-        model = self._fit_crowd_model(None, X, votes, rng, refit=False)
-        self.history_ = [self._record(0, model, votes, added, n_classes, X_val, y_val)]
+        model = self._fit_crowd_model(None, X_work, work, rng, refit=False)
+        history = [record(0, model, "initial")]
+        interrupted = getattr(model, "interrupted_", False)
+        best = history[0].get("held_out_score")
         for iteration in range(1, self.n_iterations + 1):
-            if pool.n_free == 0:
+            if pool.n_free == 0 or interrupted:
                 break
             if self.selection == "random":
                 flat, label = _select_at_random(
-                    model, X, pool, n_select, n_classes, self.max_candidates_in_memory, rng
+                    model, X_work, pool, n_select, n_classes, self.max_candidates_in_memory, rng
                 )
             else:
                 flat, label = _select_by_entropy(
-                    model, X, pool, n_select, n_classes, self.max_candidates_in_memory,
+                    model, X_work, pool, n_select, n_classes, self.max_candidates_in_memory,
                     per_class=self.selection == "distribution",
                 )
             pool.add(flat)
             task, worker = np.divmod(flat, votes.n_workers)
             for key, value in zip(added, (task, worker, label, np.full(len(flat), iteration))):
                 added[key].append(value)
-            combined = _with_pseudo_votes(votes, added)
-            model = self._fit_crowd_model(model, X, combined, rng, refit=True)
-            self.history_.append(
-                self._record(iteration, model, votes, added, n_classes, X_val, y_val)
-            )
+            # a warm refit changes the model in place: keep a copy to undo the round
+            previous = copy.deepcopy(model) if self.warm_start and held_out else model
+            model = self._fit_crowd_model(model, X_work, _with_pseudo_votes(work, added), rng,
+                                          refit=True)
+            interrupted = getattr(model, "interrupted_", False)
+            entry = record(iteration, model, "kept")
+            fell = best is not None and entry["held_out_score"] < best
+            if interrupted or fell:
+                entry["status"] = "undone: " + (
+                    "interrupted" if interrupted else "held-out score fell")
+                history.append(entry)
+                for value in added.values():
+                    value.pop()
+                model = previous
+                break
+            best = entry.get("held_out_score")
+            history.append(entry)
+
+        pseudo = {key: np.concatenate(value) if value else np.zeros(0, np.int64)
+                  for key, value in added.items()}
+        if held_out is not None:
+            pseudo["task"] = train[pseudo["task"]]
+            if not interrupted:
+                # the crowd model of the last kept round, refitted on every task
+                combined = _with_pseudo_votes(votes, {k: [v] for k, v in pseudo.items()})
+                model = self._fit_crowd_model(model, X, combined, rng, refit=True)
+        pseudo["label"] = classes[pseudo["label"]]
+        # fitted attributes only now: an interrupt above leaves the estimator unfitted
+        self.classes_ = classes
         self.estimator_ = model
-        self.n_iter_ = len(self.history_) - 1
-        self.pseudo_annotations_ = {
-            key: np.concatenate(value) if value else np.zeros(0, np.int64)
-            for key, value in added.items()
-        }
-        self.pseudo_annotations_["label"] = self.classes_[self.pseudo_annotations_["label"]]
+        self.history_ = history
+        self.n_iter_ = sum(entry["status"] == "kept" for entry in history)
+        self.pseudo_annotations_ = pseudo
         return self
 
-    def _record(self, iteration, model, votes, added, n_classes, X_val, y_val):
+    def _held_out_tasks(self, votes, rng):
+        """``(train, valid)`` task indices, stratified on the majority vote; valid None if unused."""
+        if self.validation_fraction is None:
+            return np.arange(votes.n_tasks), None
+        counts = votes.counts()
+        strata = np.where(counts.any(axis=1), counts.argmax(axis=1), -1)
+        train, valid = holdout_tasks(votes.n_tasks, self.validation_fraction, strata, rng)
+        if valid is None or np.isin(votes.task, valid).sum() == 0:
+            return np.arange(votes.n_tasks), None  # nothing to score on
+        return np.sort(train), np.sort(valid)
+
+    def _record(self, iteration, model, status, *, votes, added, classes, X_val, y_val,
+                held_out):
         """One ``history_`` entry, after ``iteration`` rounds."""
+        n_classes = len(classes)
         labels = np.concatenate(added["label"]) if added["label"] else np.zeros(0, np.int64)
         this_round = added["label"][-1] if iteration else np.zeros(0, np.int64)
         selected = np.bincount(labels, minlength=n_classes)
@@ -581,8 +672,15 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 class_counts=np.bincount(votes.label, minlength=n_classes) + selected
             ),
         }
+        if held_out is not None:
+            X_held_out, held_out_votes = held_out
+            entry["held_out_score"] = mv_accuracy_score(
+                held_out_votes, np.argmax(model.predict_proba(X_held_out), axis=1),
+                classes=np.arange(n_classes),
+            )
+        entry["status"] = status
         if X_val is not None:
-            predicted = self.classes_[np.argmax(model.predict_proba(X_val), axis=1)]
+            predicted = classes[np.argmax(model.predict_proba(X_val), axis=1)]
             entry["valid_accuracy"] = mv_accuracy_score(
                 y_val, predicted, missing_label=self.missing_label
             )
@@ -591,7 +689,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"[SelfCrowd] iteration {iteration}: {entry['n_added']} pseudo-annotations "
                 f"added, R selected={entry['imbalance_ratio_selected']}, "
                 f"R combined={entry['imbalance_ratio_combined']:.4f}"
+                + (f", held-out score={entry['held_out_score']:.4f}" if held_out else "")
                 + (f", valid accuracy={entry['valid_accuracy']:.4f}" if X_val is not None else "")
+                + f" ({status})"
             )
         return entry
 

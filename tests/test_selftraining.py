@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
@@ -21,6 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from skcrowd import SelfCrowdClassifier, check_votes
+from skcrowd.datasets import make_crowd_classification
 from skcrowd.metrics import imbalance_ratio
 from skcrowd.selftraining import _CandidatePool, distribution_aware_quotas
 
@@ -216,7 +218,7 @@ def test_distribution_rule_by_hand():
     # N' = (3, 1, 1); t = (1/3, 1, 1) / (7/3): shares (0.43, 1.29, 1.29) of M = 3, but
     # classes 1 and 2 have one candidate each: quotas (1, 1, 1). Round 2: the two class-0
     # candidates left, N' = (2, 0, 0), quotas (2, 0, 0).
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=2, n_pseudo=3)
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=2, n_pseudo=3)
     clf.fit(TASK_IDS, OBSERVED)
     assert pairs(clf) == [(1, 0, 1, 1), (2, 1, 0, 1), (3, 1, 2, 1), (0, 1, 0, 2), (3, 0, 0, 2)]
     h = clf.history_
@@ -235,7 +237,7 @@ def test_distribution_rule_by_hand():
 
 def test_confidence_rule_by_hand():
     # the three lowest entropies: (2, 1), (0, 1), (1, 0)
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=1, n_pseudo=3,
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=1, n_pseudo=3,
                               selection="confidence").fit(TASK_IDS, OBSERVED)
     assert pairs(clf) == [(0, 1, 0, 1), (1, 0, 1, 1), (2, 1, 0, 1)]
     assert clf.history_[1]["n_added_per_class"].tolist() == [2, 1, 0]
@@ -243,7 +245,7 @@ def test_confidence_rule_by_hand():
 
 
 def test_random_rule_labels_its_pairs_with_their_most_probable_annotation():
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=2, n_pseudo=2,
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=2, n_pseudo=2,
                               selection="random", random_state=3).fit(TASK_IDS, OBSERVED)
     chosen = pairs(clf)
     assert len(chosen) == 4
@@ -261,7 +263,7 @@ def test_random_rule_is_uniform_over_candidates():
     table = np.full((n_tasks, n_workers, 2), 0.5)
     counts = np.zeros((n_tasks, n_workers))
     for seed in range(200):
-        clf = SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=10,
+        clf = SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=10,
                                   selection="random", random_state=seed)
         clf.fit(np.arange(n_tasks, dtype=float)[:, None], votes)
         np.add.at(counts, (clf.pseudo_annotations_["task"], clf.pseudo_annotations_["worker"]), 1)
@@ -283,7 +285,8 @@ def test_small_memory_budget_selects_the_same_pairs(selection):
     results = []
     for budget in (3, 10, 64, 10**6):
         clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=25, selection=selection,
-                                  max_candidates_in_memory=budget, random_state=0)
+                                  max_candidates_in_memory=budget, validation_fraction=None,
+                                  random_state=0)
         clf.fit(X, votes)
         results.append(pairs(clf))
         assert clf.estimator_.vote_format_ == ("dense" if budget >= 60 * 7 else "sparse")
@@ -295,7 +298,7 @@ def test_blocks_never_exceed_the_budget():
     table = np.random.RandomState(0).dirichlet(np.ones(3), size=(4, 2))
     for budget in (1, 3, 5):
         # warm start: estimator_ is the model that scored the candidates
-        clf = SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=3, warm_start=True,
+        clf = SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=3, warm_start=True,
                                   max_candidates_in_memory=budget).fit(TASK_IDS, OBSERVED)
         assert clf.estimator_.largest_block_ <= budget
         assert clf.history_[1]["n_added"] == 3
@@ -315,7 +318,7 @@ def test_distribution_rule_selects_balanced_and_correct_pseudo_annotations():
     X, votes, truth = simulate()
     fitted = {
         rule: SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=300, selection=rule,
-                                  random_state=0).fit(X, votes)
+                                  validation_fraction=None, random_state=0).fit(X, votes)
         for rule in ("distribution", "confidence", "random")
     }
     r_selected = {rule: clf.history_[-1]["imbalance_ratio_selected"]
@@ -353,7 +356,7 @@ def test_extreme_votes_stay_finite(recwarn):
 
 
 def test_stops_when_every_pair_is_annotated():
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), n_iterations=10, n_pseudo=4)
+    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=10, n_pseudo=4)
     clf.fit(TASK_IDS, OBSERVED)
     assert clf.n_iter_ == 2 and len(clf.history_) == 3
     assert [e["n_added"] for e in clf.history_] == [0, 4, 1]
@@ -362,7 +365,8 @@ def test_stops_when_every_pair_is_annotated():
 def test_float_n_pseudo_is_a_fraction_of_the_initial_candidates():
     X, votes, _ = simulate(n_tasks=50, n_workers=6)
     n_candidates = (votes == -1).sum()  # 200
-    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=0.15).fit(X, votes)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=0.15,
+                              validation_fraction=None).fit(X, votes)
     assert [e["n_added"] for e in clf.history_[1:]] == [int(0.15 * n_candidates)] * 2
 
 
@@ -379,7 +383,7 @@ def test_string_labels_and_history_table():
     names = np.array(["coast", "forest", "highway"], dtype=object)
     str_votes = np.where(votes >= 0, names[votes.clip(0)], None)
     clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=2, n_pseudo=30, missing_label=None,
-                              random_state=0)
+                              validation_fraction=None, random_state=0)
     clf.fit(X, pd.DataFrame(str_votes), X_val=X[:20], y_val=names[truth[:20]])
     assert clf.classes_.tolist() == names.tolist()
     assert set(clf.pseudo_annotations_["label"]) <= set(names)
@@ -387,7 +391,7 @@ def test_string_labels_and_history_table():
     table = pd.DataFrame(clf.history_)
     assert table.columns.tolist() == [
         "iteration", "n_added", "n_added_per_class", "imbalance_ratio_selected",
-        "imbalance_ratio_combined", "valid_accuracy",
+        "imbalance_ratio_combined", "status", "valid_accuracy",
     ]
     # valid_accuracy is the accuracy of the model fitted in that round
     assert table["valid_accuracy"].iloc[-1] == pytest.approx(
@@ -416,6 +420,138 @@ def test_validation_votes_give_majority_vote_accuracy():
 
 
 # ---------------------------------------------------------------------------
+# The held-out check: self-training that cannot collapse
+# ---------------------------------------------------------------------------
+
+
+def sparse_crowd(removed, weights, seed=3):
+    """400 training tasks of a 3-class problem, a share ``removed`` of the votes dropped;
+    1000 test tasks with their truth."""
+    crowd = make_crowd_classification(1400, n_features=10, n_classes=3, weights=weights,
+                                      n_workers=20, votes_per_task=3, accuracy=(0.4, 0.85),
+                                      random_state=seed)
+    votes = crowd.votes[:400].copy()
+    observed = np.argwhere(votes >= 0)
+    dropped = observed[np.random.RandomState(0).rand(len(observed)) < removed]
+    votes[dropped[:, 0], dropped[:, 1]] = -1
+    return crowd.data[:400], votes, crowd.data[400:], crowd.target[400:]
+
+
+@pytest.mark.parametrize("weights", [[0.7, 0.2, 0.1], None], ids=["imbalanced", "balanced"])
+@pytest.mark.parametrize("removed", [0.3, 0.6, 0.9])
+@pytest.mark.parametrize("selection", ["distribution", "confidence"])
+def test_sparse_and_imbalanced_crowds_end_no_worse_than_the_crowd_model(
+        selection, removed, weights):
+    X, votes, X_test, truth = sparse_crowd(removed, weights)
+    start = np.mean(CopyCrowd().fit(X, votes).predict_proba(X_test).argmax(1) == truth)
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=5, selection=selection, random_state=0)
+    clf.fit(X, votes)
+    # the held-out votes are few and noisy: a kept round may cost a little on the test set
+    assert np.mean(clf.predict(X_test) == truth) >= start - 0.03
+    assert clf.n_iter_ == sum(e["status"] == "kept" for e in clf.history_)
+    scores = [e["held_out_score"] for e in clf.history_ if e["status"] != "undone: held-out "
+              "score fell"]
+    assert scores == sorted(scores)  # a kept round never lowered the score
+    if clf.n_iter_ == 0:  # nothing kept: the crowd model fitted on the votes alone
+        np.testing.assert_allclose(clf.predict_proba(X_test),
+                                   CopyCrowd().fit(X, votes).predict_proba(X_test))
+
+
+def test_unchecked_self_training_collapses_where_the_check_holds():
+    # what the check guards against: on an imbalanced crowd with 60 % of its votes removed,
+    # the rebalancing quotas push the pseudo-annotations away from the true class frequencies
+    X, votes, X_test, truth = sparse_crowd(0.6, [0.7, 0.2, 0.1])
+    start = np.mean(CopyCrowd().fit(X, votes).predict_proba(X_test).argmax(1) == truth)
+    unchecked = SelfCrowdClassifier(CopyCrowd(), validation_fraction=None, random_state=0)
+    checked = SelfCrowdClassifier(CopyCrowd(), random_state=0)
+    assert np.mean(unchecked.fit(X, votes).predict(X_test) == truth) < start - 0.15
+    assert np.mean(checked.fit(X, votes).predict(X_test) == truth) >= start
+    assert checked.history_[-1]["status"] == "undone: held-out score fell"
+
+
+class Liar(CopyCrowd):
+    """Predicts every worker's annotation as the class after its own prediction."""
+
+    def predict_annotator_proba(self, X, workers=None):
+        n = len(self.accuracy_) if workers is None else len(workers)
+        k = len(self.classes_)
+        wrong = (self.predict_proba(X).argmax(axis=1) + 1) % k
+        proba = np.full((X.shape[0], n, k), 0.01 / (k - 1))
+        proba[np.arange(X.shape[0]), :, wrong] = 0.99
+        return proba
+
+
+def test_a_round_that_lowers_the_held_out_score_is_undone():
+    X, votes, truth = simulate(n_tasks=200, n_workers=10)
+    clf = SelfCrowdClassifier(Liar(), n_iterations=3, n_pseudo=0.5, random_state=0)
+    clf.fit(X, votes)
+    assert [e["status"] for e in clf.history_] == ["initial", "undone: held-out score fell"]
+    assert clf.history_[1]["held_out_score"] < clf.history_[0]["held_out_score"]
+    assert clf.n_iter_ == 0 and clf.pseudo_annotations_["task"].shape == (0,)
+    # the final model is the crowd model refitted on every task's votes, the wrong
+    # pseudo-annotations forgotten
+    np.testing.assert_allclose(clf.predict_proba(X), Liar().fit(X, votes).predict_proba(X))
+    assert clf.score(X, truth) > 0.9
+
+
+def test_held_out_tasks_are_kept_out_of_the_rounds_and_back_in_the_refit():
+    seen = []
+
+    class Recording(TableCrowd):
+        def fit(self, X, votes):
+            seen.append(np.asarray(X)[:, 0].astype(int))
+            return super().fit(X, votes)
+
+    X, votes, _ = simulate(n_tasks=100, n_workers=6)
+    table = np.random.RandomState(0).dirichlet(np.ones(3), size=(100, 6))
+    clf = SelfCrowdClassifier(Recording(table), n_iterations=1, n_pseudo=10, random_state=0)
+    clf.fit(np.arange(100.0)[:, None], votes)
+    assert clf.n_iter_ == len(seen) - 2  # round 0, the kept rounds, the refit
+    rounds = seen[0]
+    assert len(rounds) == 80 and all(np.array_equal(ids, rounds) for ids in seen[1:-1])
+    assert np.array_equal(seen[-1], np.arange(100))  # the refit sees every task
+    assert set(clf.pseudo_annotations_["task"].tolist()) <= set(rounds.tolist())
+    final = clf.estimator_.votes_
+    assert (final >= 0).sum() == (votes >= 0).sum() + clf.n_iter_ * 10
+
+
+class InterruptedCrowd(CopyCrowd):
+    """A crowd model whose fit is interrupted (skorch-style: it returns, marked) as soon as a
+    task has more than two votes, i.e. once pseudo-annotations arrive."""
+
+    def fit(self, X, votes):
+        super().fit(X, votes)
+        self.interrupted_ = bool(((np.asarray(votes) >= 0).sum(axis=1) > 2).any())
+        return self
+
+
+def test_an_interrupted_round_is_undone_and_stops_self_training():
+    X, votes, _ = simulate(n_tasks=100, n_workers=6)
+    clf = SelfCrowdClassifier(InterruptedCrowd(), n_iterations=3, n_pseudo=10,
+                              random_state=0).fit(X, votes)
+    assert [e["status"] for e in clf.history_] == ["initial", "undone: interrupted"]
+    assert clf.n_iter_ == 0 and not clf.estimator_.interrupted_
+    assert clf.predict(X).shape == (100,)  # usable: the model of round 0, no refit
+    assert clf.estimator_.n_fits_ == 1 and len(clf.estimator_.accuracy_) == 6
+
+
+def test_an_interrupt_elsewhere_leaves_the_estimator_unfitted():
+    class Ctrl_C(CopyCrowd):
+        def fit(self, X, votes):
+            if (np.asarray(votes) >= 0).sum() > 200:
+                raise KeyboardInterrupt
+            return super().fit(X, votes)
+
+    X, votes, _ = simulate(n_tasks=100, n_workers=6)  # 200 votes
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=10).fit(X, votes)
+    with pytest.raises(KeyboardInterrupt):
+        clf.set_params(estimator=Ctrl_C()).fit(X, votes)
+    assert not [name for name in vars(clf) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+# ---------------------------------------------------------------------------
 # Estimator options
 # ---------------------------------------------------------------------------
 
@@ -423,10 +559,14 @@ def test_validation_votes_give_majority_vote_accuracy():
 def test_warm_start_keeps_training_the_same_model():
     X, votes, _ = simulate(n_tasks=50, n_workers=6)
     cold = SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=10).fit(X, votes)
-    warm = SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=10, warm_start=True)
+    warm = SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=10, warm_start=True,
+                               validation_fraction=None)
     warm.fit(X, votes)
     assert cold.estimator_.n_fits_ == 1
     assert warm.estimator_.n_fits_ == 4
+    # held-out check: the rounds kept, then the refit on every task, continue the same model
+    checked = warm.set_params(validation_fraction=0.2).fit(X, votes)
+    assert checked.estimator_.n_fits_ == checked.n_iter_ + 2
     assert warm.estimator.warm_start is False  # the given estimator is left untouched
 
 
@@ -466,14 +606,14 @@ def test_protocol_violation_is_reported():
             return super().predict_annotator_proba(X, workers)[:, :, :2]
 
     with pytest.raises(ValueError, match=r"WrongShape.predict_annotator_proba returned shape"):
-        SelfCrowdClassifier(WrongShape(TABLE), n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
+        SelfCrowdClassifier(WrongShape(TABLE), validation_fraction=None, n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
     with pytest.raises(ValueError, match="predict_annotator_proba"):
         SelfCrowdClassifier(LogisticRegression()).fit(TASK_IDS, OBSERVED)
     table = TABLE.copy()
     table[3, 1] = [np.nan, 0.5, 0.5]
     for rule in ("distribution", "random"):
         with pytest.raises(ValueError, match="negative or non-finite probability"):
-            SelfCrowdClassifier(TableCrowd(table), n_iterations=1, n_pseudo=5,
+            SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=5,
                                 selection=rule).fit(TASK_IDS, OBSERVED)
 
 

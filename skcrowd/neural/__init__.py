@@ -6,12 +6,15 @@ import torch):
 - :class:`CrowdLayerClassifier` (MW, VW, VB, VW+B and softmax crowd layers),
   :class:`CoNALClassifier` and :class:`DeepEMClassifier`: a backbone network
   and an annotator-noise model trained on the observed votes;
+- :class:`PlainNetClassifier`: the same backbone and training without a
+  noise model (labels, or every vote as a label): the two-stage baselines'
+  classifier;
 - :class:`CrowdLayerRegressor`: continuous answers, per-annotator scale/bias;
 - :class:`SequenceCrowdLayerClassifier`: per-token votes on sequences.
 
 Building blocks: the backbones (:class:`MLP`, :class:`GRUTagger`), the noise
 models (:class:`CrowdLayer`, :class:`CommonNoiseAdaptation`,
-:class:`ConfusionNoise`, :class:`RegressionCrowdLayer`), the losses and the
+:class:`ConfusionNoise`, :class:`NoNoise`, :class:`RegressionCrowdLayer`), the losses and the
 train/valid split :class:`TaskHoldoutSplit`. Model selection without gold
 labels: the nets' ``score`` and the scorers of :mod:`skcrowd.metrics`; use
 ``cv=KFold(n_splits, shuffle=True)`` (scikit-learn's default for a 2-D ``y``
@@ -29,8 +32,10 @@ from ._modules import (
     ConfusionNoise,
     CrowdLayer,
     GRUTagger,
+    NoNoise,
     RegressionCrowdLayer,
 )
+from ._plain import PlainNetClassifier
 from ._regression import CrowdLayerRegressor
 from ._sequence import SequenceCrowdLayerClassifier
 
@@ -38,6 +43,7 @@ __all__ = [
     "CrowdLayerClassifier",
     "CoNALClassifier",
     "DeepEMClassifier",
+    "PlainNetClassifier",
     "CrowdLayerRegressor",
     "SequenceCrowdLayerClassifier",
     "TaskHoldoutSplit",
@@ -51,5 +57,6 @@ __all__ = [
     "CrowdLayer",
     "CommonNoiseAdaptation",
     "ConfusionNoise",
+    "NoNoise",
     "RegressionCrowdLayer",
 ]

@@ -19,14 +19,13 @@ the observed votes (``_make_noise_model``) and, if needed, its loss.
 
 import copy
 import inspect
-import math
 from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import (
     Interval,
@@ -40,11 +39,13 @@ from skorch.callbacks import EpochScoring, EpochTimer, PassthroughScoring, Print
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator, is_dataset, to_tensor
 
+from .._holdout import holdout_tasks
 from ..metrics import mv_accuracy_score
 from ..optim import SAM, frozen_batchnorm_stats
 from ..votes import check_votes
 from ._losses import MaskedMultiCrossEntropy, observed_votes
 from ._modules import MLP
+from ._selection import HeldOutSelection
 
 __all__ = ["TaskHoldoutSplit", "softmax"]
 
@@ -109,29 +110,10 @@ class TaskHoldoutSplit:
         self.random_state = random_state
 
     def __call__(self, dataset, y=None, groups=None):
-        n = len(dataset)
-        size = self.valid_size
-        if isinstance(size, Real) and not isinstance(size, Integral) and 0 < size < 1:
-            n_valid = math.ceil(size * n)
-        elif isinstance(size, Integral) and not isinstance(size, bool) and size >= 0:
-            n_valid = int(size)
-        else:
-            raise ValueError(
-                f"valid_size must be a float in (0, 1) or a non-negative int, got {size!r}."
-            )
-        if not 0 < n_valid < n:
+        strata = y if self.stratified else None
+        train, valid = holdout_tasks(len(dataset), self.valid_size, strata, self.random_state)
+        if valid is None:
             return dataset, None
-        strata = np.asarray(y) if self.stratified and y is not None else None
-        if strata is not None:
-            _, counts = np.unique(strata, return_counts=True)
-            if counts.min() < 2 or len(counts) > min(n_valid, n - n_valid):
-                strata = None
-        splitter = StratifiedShuffleSplit if strata is not None else ShuffleSplit
-        train, valid = next(
-            splitter(n_splits=1, test_size=n_valid, random_state=self.random_state).split(
-                np.zeros(n), strata
-            )
-        )
         return torch.utils.data.Subset(dataset, train), torch.utils.data.Subset(dataset, valid)
 
     def __repr__(self):
@@ -275,6 +257,8 @@ class CrowdNetMixin:
         "use_caching": ["boolean", StrOptions({"auto"})],
         "torch_load_kwargs": [None, dict],
         "random_state": ["random_state"],
+        "patience": [None, Interval(Integral, 1, None, closed="left")],
+        "refit": ["boolean"],
     }
 
     @property
@@ -320,7 +304,11 @@ class CrowdNetMixin:
             )
 
     def _validate_X(self, X, *, reset):
-        return validate_data(self, X, reset=reset, dtype=np.float32, allow_nd=True)
+        X = validate_data(self, X, reset=reset, dtype=np.float32, allow_nd=True,
+                          accept_sparse="csr")
+        # skorch densifies a sparse X row by row (TfidfVectorizer output, say); it expects
+        # the 2-D rows of a csr_matrix (a csr_array's rows are 1-D)
+        return sp.csr_matrix(X) if sp.issparse(X) else X
 
     def _validate_X_or_dataset(self, X):
         """Prediction input: fitted and valid ``X``; a torch Dataset (from callbacks) as is."""
@@ -328,9 +316,9 @@ class CrowdNetMixin:
         return X if is_dataset(X) else self._validate_X(X, reset=False)
 
     def _check_lengths(self, X, targets):
-        if len(X) != len(targets):
+        if X.shape[0] != len(targets):
             raise ValueError(
-                f"X has {len(X)} samples but y has {len(targets)} tasks (rows); give one row "
+                f"X has {X.shape[0]} samples but y has {len(targets)} tasks (rows); give one row "
                 "of answers (votes) per sample."
             )
 
@@ -347,12 +335,67 @@ class CrowdNetMixin:
             yield
 
     def _fit_targets(self, X, targets, **fit_params):
-        """(Re)initialize unless warm-starting, then train on the encoded targets."""
-        with self._seeded():
-            if not (self.warm_start and self.initialized_):
-                self.initialize()
-            super().partial_fit(X, targets, **fit_params)
+        """(Re)initialize unless warm-starting, train, then refit on every task if asked.
+
+        The first run trains on ``train_split``'s part of the tasks; when its
+        held-out votes chose an epoch and ``refit`` is true, the net is
+        re-initialized and trained on every task for that many epochs.
+        """
+        warm = self.warm_start and self.initialized_
+        self.interrupted_ = False
+        if not warm:
+            vars(self).pop("selection_history_", None)  # of an earlier fit
+        self._count_loaded_epochs = not warm
+        try:
+            with self._seeded():
+                if not warm:
+                    self.initialize()
+                super().partial_fit(X, targets, **fit_params)
+            selection = dict(self.callbacks_).get("held_out_selection")
+            self.best_epoch_ = getattr(selection, "best_epoch_", None)
+            if self.refit and self.best_epoch_ is not None and not (warm or self.interrupted_):
+                self._refit(X, targets, self.best_epoch_, **fit_params)
+        finally:
+            self._count_loaded_epochs = False
         return self
+
+    def _refit(self, X, targets, n_epochs, **fit_params):
+        """Train a fresh module on every task for ``n_epochs`` epochs (callbacks kept)."""
+        self.selection_history_, self.history_ = self.history_, None
+        with self._seeded():
+            # Not initialize(): it would reset the callbacks, and a LoadInitState would load
+            # the checkpoint of the first run again.
+            self._initialize_module()
+            self._initialize_criterion()
+            self._initialize_optimizer()
+            self._initialize_history()
+            self._refitting = True
+            try:
+                self.notify("on_train_begin", X=X, y=targets)
+                try:
+                    self.fit_loop(X, targets, epochs=n_epochs, **fit_params)
+                except KeyboardInterrupt:
+                    pass
+                self.notify("on_train_end", X=X, y=targets)
+            finally:
+                self._refitting = False
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's loop; a fit resumed from a checkpoint runs only the epochs left.
+
+        A ``KeyboardInterrupt`` that is not early stopping (a user's
+        interrupt, or one raised by a callback) marks the fit as interrupted:
+        no refit follows.
+        """
+        if epochs is None and getattr(self, "_count_loaded_epochs", False):
+            # LoadInitState loaded the history of an interrupted fit at on_train_begin
+            epochs = max(self.max_epochs - len(self.history), 0)
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            if not getattr(self, "_stopped_early", False):
+                self.interrupted_ = True
+            raise
 
     # -- fit ------------------------------------------------------------------------
 
@@ -421,6 +464,22 @@ class CrowdNetMixin:
         self.noise_model_ = self._make_noise_model()
         return self
 
+    def load_params(self, *args, checkpoint=None, **kwargs):
+        """skorch's ``load_params``; a checkpoint must hold the noise model too.
+
+        A resumed crowd net needs its annotator model as much as its
+        backbone: a ``Checkpoint`` that saves the backbone (``f_params``) but
+        not ``f_noise_model`` would resume with the noise model of a fresh
+        net, so loading it raises.
+        """
+        if (checkpoint is not None and getattr(checkpoint, "f_params", None) is not None
+                and getattr(checkpoint, "f_noise_model", None) is None):
+            raise ValueError(
+                "the checkpoint saves the backbone (f_params) but not the noise model: pass "
+                "f_noise_model='noise_model.pt' to skorch's Checkpoint as well."
+            )
+        return super().load_params(*args, checkpoint=checkpoint, **kwargs)
+
     # -- loss -------------------------------------------------------------------
 
     def _item_votes(self, targets):
@@ -451,7 +510,7 @@ class CrowdNetMixin:
 
     def get_split_datasets(self, X, y=None, **fit_params):
         dataset = self.get_dataset(X, y)
-        if not self.train_split:
+        if not self.train_split or getattr(self, "_refitting", False):
             return dataset, None
         split = self.train_split
         if getattr(split, "random_state", False) is None:
@@ -470,6 +529,10 @@ class CrowdNetMixin:
         ]
         if self.verbose and self.verbose >= 2:
             callbacks.insert(-1, ("progress_bar", ProgressBar()))
+        monitor, lower_is_better = self._selection_monitor()
+        # after the scores of the epoch
+        callbacks.append(("held_out_selection", HeldOutSelection(
+            monitor, lower_is_better, self.patience)))
         return callbacks
 
     def train_step(self, batch, **fit_params):
@@ -499,6 +562,7 @@ class CrowdNetMixin:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.input_tags.sparse = True
         # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
@@ -530,6 +594,8 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         batch_size=64,
         iterator_train__shuffle=True,
         train_split=TaskHoldoutSplit(0.2),
+        patience=10,
+        refit=True,
         callbacks=None,
         predict_nonlinearity=softmax,
         classes=None,
@@ -555,6 +621,8 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
             **kwargs,
         )
         self.iterator_train__shuffle = iterator_train__shuffle
+        self.patience = patience
+        self.refit = refit
         self.missing_label = missing_label
         self.random_state = random_state
 
@@ -605,6 +673,9 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1.0)
         counts = counts[:, :-1]  # column -1 collected the missing votes
         return np.where(counts.any(axis=1), counts.argmax(axis=1), -1)
+
+    def _selection_monitor(self):
+        return "valid_loss", True
 
     def _validation_scoring(self):
         return [

@@ -31,8 +31,8 @@ class DeepEMClassifier(CrowdNetClassifier):
       :class:`skcrowd.DawidSkene` (``smoothing``), and the network is trained
       on the posteriors with a soft cross-entropy until the next EM step.
 
-    The first step starts from the vote frequencies of each task (soft
-    majority vote). Tasks without votes do not contribute to training.
+    The first step of a training run starts from the vote frequencies of
+    each task (soft majority vote). Tasks without votes do not contribute to training.
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ class DeepEMClassifier(CrowdNetClassifier):
             yi = yi.to(self.device)
             task, (t, w, label) = yi[:, 0].long(), observed_votes(self._item_votes(yi))
             label = label.long()
-            if self.n_em_steps_ == 0:
+            if len(self.history) == 1:  # the first epoch (a resumed fit has a history)
                 q = torch.zeros(len(yi), n_classes, device=self.device)
                 q.index_put_((t, label), torch.ones_like(t, dtype=q.dtype), accumulate=True)
                 q /= q.sum(dim=1, keepdim=True).clamp_min(1.0)  # tasks without votes stay 0

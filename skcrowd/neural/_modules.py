@@ -26,8 +26,10 @@ class MLP(nn.Module):
     """One hidden layer perceptron returning class logits.
 
     The backbone of Rodrigues & Pereira (2018) and Chu et al. (2021) on
-    LabelMe's VGG16 features: fully connected layer, ReLU, dropout, output
-    layer. Inputs with more than two dimensions are flattened per sample.
+    LabelMe's VGG16 features: fully connected layer, optional batch
+    normalization (Chu et al. use it in every layer on the Music data), ReLU,
+    dropout, output layer. Inputs with more than two dimensions are
+    flattened per sample.
 
     Parameters
     ----------
@@ -39,6 +41,10 @@ class MLP(nn.Module):
         Width of the hidden layer.
     dropout : float, default=0.5
         Dropout probability after the hidden layer.
+    batch_norm : bool, default=False
+        Batch normalization of the hidden layer, before the ReLU. A training
+        batch of a single sample (the last one of an epoch, say) is
+        normalized with the running statistics instead of failing.
 
     Examples
     --------
@@ -48,15 +54,23 @@ class MLP(nn.Module):
     torch.Size([2, 3])
     """
 
-    def __init__(self, n_features, n_outputs, *, hidden_units=128, dropout=0.5):
+    def __init__(self, n_features, n_outputs, *, hidden_units=128, dropout=0.5, batch_norm=False):
         super().__init__()
         self.hidden = nn.Linear(n_features, hidden_units)
+        self.batch_norm = nn.BatchNorm1d(hidden_units) if batch_norm else None
         self.dropout = nn.Dropout(dropout)
         self.output = nn.Linear(hidden_units, n_outputs)
 
     def forward(self, X):
-        X = X.reshape(len(X), -1)
-        return self.output(self.dropout(F.relu(self.hidden(X))))
+        h = self.hidden(X.reshape(X.shape[0], -1))
+        bn = self.batch_norm
+        if bn is not None and self.training and len(h) == 1:
+            # one sample has no batch statistics: use the running ones
+            h = F.batch_norm(h, bn.running_mean, bn.running_var, bn.weight, bn.bias,
+                             training=False, eps=bn.eps)
+        elif bn is not None:
+            h = bn(h)
+        return self.output(self.dropout(F.relu(h)))
 
 
 def mixture_log_proba(class_log_proba, log_confusions):
@@ -74,6 +88,27 @@ def _softmax_identity_logits(n_workers, n_classes, diagonal=0.9):
     off = (1.0 - diagonal) / max(n_classes - 1, 1)
     scale = math.log(diagonal / off)
     return scale * torch.eye(n_classes).expand(n_workers, n_classes, n_classes).clone()
+
+
+class NoNoise(nn.Module):
+    """The absence of a noise model: every vote is taken as a sample of the true class.
+
+    Each observed vote's logits are its task's class logits, so the masked
+    cross-entropy is the plain cross-entropy of the votes (of the labels, for
+    one label per task). Used by :class:`PlainNetClassifier`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skcrowd.neural import NoNoise
+    >>> NoNoise()(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), None, torch.tensor([1, 1]), None)
+    tensor([[3., 4.],
+            [3., 4.]])
+    """
+
+    def forward(self, class_logits, x, task, worker):
+        """Class logits of each observed vote's task."""
+        return class_logits[task]
 
 
 class CrowdLayer(nn.Module):

@@ -113,6 +113,8 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         batch_size=64,
         iterator_train__shuffle=True,
         train_split=TaskHoldoutSplit(0.2),
+        patience=10,
+        refit=True,
         callbacks=None,
         random_state=None,
         verbose=0,
@@ -134,6 +136,8 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         )
         self.crowd_layer = crowd_layer
         self.iterator_train__shuffle = iterator_train__shuffle
+        self.patience = patience
+        self.refit = refit
         self.random_state = random_state
 
     def _check_answers(self, y, *, reset, name="y"):
@@ -163,6 +167,9 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
 
     def _validation_scoring(self):
         return []
+
+    def _selection_monitor(self):
+        return "valid_loss", True
 
     def _check_fit_data(self, X, y, *, reset):
         self._check_device_available()

@@ -76,6 +76,11 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     True
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # sequences are 3-D
+        return tags
+
     def _validate_X(self, X, *, reset):
         X = validate_data(self, X, reset=reset, dtype="numeric", allow_nd=True)
         return X.astype(np.int64 if X.dtype.kind in "iub" else np.float32, copy=False)

@@ -127,7 +127,7 @@ def test_task_holdout_split_is_shuffled_and_stratified_on_the_majority_vote():
 def test_net_stratifies_its_split_on_majority_votes_and_scores_held_out_votes(crowd):
     X, y, votes, _ = crowd
     order = np.argsort(y, kind="stable")
-    net = CrowdLayerClassifier(max_epochs=2, lr=0.05, random_state=0)
+    net = CrowdLayerClassifier(max_epochs=2, lr=0.05, refit=False, random_state=0)
     seen = {}
     split = net.train_split
 
@@ -165,7 +165,8 @@ def test_a_split_without_seed_is_seeded_by_the_net_random_state(crowd):
 def test_validation_accuracy_is_the_majority_vote_accuracy_of_held_out_votes(crowd):
     X, _, votes, _ = crowd
     split = TaskHoldoutSplit(0.3, random_state=3)
-    net = CrowdLayerClassifier(max_epochs=2, lr=0.05, train_split=split, random_state=0)
+    net = CrowdLayerClassifier(max_epochs=2, lr=0.05, train_split=split, patience=None,
+                               refit=False, random_state=0)
     net.fit(X, votes)
     counts = np.stack([(votes == k).sum(1) for k in (0, 1)], axis=1)
     _, valid = split(np.zeros(len(X)), counts.argmax(1))
@@ -223,7 +224,8 @@ def test_self_crowd_trains_a_crowd_layer_net():
     votes = simulate_annotators(y, 6, accuracy=0.8, votes_per_task=2, random_state=0).votes
     crowd_model = CrowdLayerClassifier(max_epochs=3, lr=0.05, module__hidden_units=8,
                                        train_split=None)
-    clf = SelfCrowdClassifier(crowd_model, n_iterations=1, n_pseudo=20, random_state=0)
+    clf = SelfCrowdClassifier(crowd_model, n_iterations=1, n_pseudo=20,
+                              validation_fraction=None, random_state=0)
     clf.fit(X, votes)
     assert [h["n_added"] for h in clf.history_] == [0, 20]
     assert clf.score(X, votes) > 0.8
