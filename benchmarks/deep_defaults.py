@@ -57,8 +57,8 @@ def _training_grid():
         grid[f"holdout-loss+refit lr={lr:g}"] = base
         grid[f"holdout-acc+refit lr={lr:g}"] = {**base, **ACCURACY_MONITOR}
         grid[f"holdout-loss lr={lr:g}"] = {**base, "refit": False}
-        grid[f"all-tasks 50 epochs lr={lr:g}"] = {"lr": lr, "max_epochs": 50,
-                                                 "train_split": None}
+        grid[f"all-tasks 50 epochs lr={lr:g}"] = {
+            "lr": lr, "max_epochs": 50, "train_split": None}
     return grid
 
 

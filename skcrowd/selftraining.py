@@ -294,8 +294,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     n_pseudo : int or float, default=0.1
         ``M``, the pseudo-annotations added per round. A float in (0, 1] is a
         fraction of the initial candidate pairs of the tasks the rounds train
-        on (``n_tasks * n_workers - n_votes`` without validation), at least 1. The paper adds 10,000 per round on LabelMe,
-        about 0.18 of its 56,453 candidates.
+        on (``n_tasks * n_workers - n_votes`` without validation), at least 1.
+        The paper adds 10,000 per round on LabelMe, about 0.18 of its 56,453
+        candidates.
     selection : {"distribution", "confidence", "random"}, default="distribution"
         Selection rule: Self-Crowd, Self-Crowd_c or Self-Crowd_r.
     validation_fraction : float or None, default=0.2
@@ -644,7 +645,7 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _held_out_tasks(self, votes, rng):
-        """``(train, valid)`` task indices, stratified on the majority vote; valid None if unused."""
+        """``(train, valid)`` tasks, stratified on the majority vote; valid None if unused."""
         if self.validation_fraction is None:
             return np.arange(votes.n_tasks), None
         counts = votes.counts()

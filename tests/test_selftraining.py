@@ -208,6 +208,11 @@ TABLE[3, 1] = [0.20, 0.20, 0.60]
 TASK_IDS = np.arange(4.0)[:, None]
 
 
+def unchecked(crowd_model, **params):
+    """Self-Crowd as the paper's algorithm 1: every round kept, no held-out tasks."""
+    return SelfCrowdClassifier(crowd_model, validation_fraction=None, **params)
+
+
 def pairs(clf):
     p = clf.pseudo_annotations_
     return list(zip(p["task"].tolist(), p["worker"].tolist(), p["label"].tolist(),
@@ -218,7 +223,7 @@ def test_distribution_rule_by_hand():
     # N' = (3, 1, 1); t = (1/3, 1, 1) / (7/3): shares (0.43, 1.29, 1.29) of M = 3, but
     # classes 1 and 2 have one candidate each: quotas (1, 1, 1). Round 2: the two class-0
     # candidates left, N' = (2, 0, 0), quotas (2, 0, 0).
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=2, n_pseudo=3)
+    clf = unchecked(TableCrowd(TABLE), n_iterations=2, n_pseudo=3)
     clf.fit(TASK_IDS, OBSERVED)
     assert pairs(clf) == [(1, 0, 1, 1), (2, 1, 0, 1), (3, 1, 2, 1), (0, 1, 0, 2), (3, 0, 0, 2)]
     h = clf.history_
@@ -237,16 +242,16 @@ def test_distribution_rule_by_hand():
 
 def test_confidence_rule_by_hand():
     # the three lowest entropies: (2, 1), (0, 1), (1, 0)
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=1, n_pseudo=3,
-                              selection="confidence").fit(TASK_IDS, OBSERVED)
+    clf = unchecked(TableCrowd(TABLE), n_iterations=1, n_pseudo=3,
+                    selection="confidence").fit(TASK_IDS, OBSERVED)
     assert pairs(clf) == [(0, 1, 0, 1), (1, 0, 1, 1), (2, 1, 0, 1)]
     assert clf.history_[1]["n_added_per_class"].tolist() == [2, 1, 0]
     np.testing.assert_array_equal(clf.estimator_.votes_, [[0, 0], [1, 1], [2, 0], [-1, -1]])
 
 
 def test_random_rule_labels_its_pairs_with_their_most_probable_annotation():
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=2, n_pseudo=2,
-                              selection="random", random_state=3).fit(TASK_IDS, OBSERVED)
+    clf = unchecked(TableCrowd(TABLE), n_iterations=2, n_pseudo=2,
+                    selection="random", random_state=3).fit(TASK_IDS, OBSERVED)
     chosen = pairs(clf)
     assert len(chosen) == 4
     assert len({(t, w) for t, w, _, _ in chosen}) == 4  # without replacement
@@ -263,8 +268,8 @@ def test_random_rule_is_uniform_over_candidates():
     table = np.full((n_tasks, n_workers, 2), 0.5)
     counts = np.zeros((n_tasks, n_workers))
     for seed in range(200):
-        clf = SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=10,
-                                  selection="random", random_state=seed)
+        clf = unchecked(TableCrowd(table), n_iterations=1, n_pseudo=10,
+                        selection="random", random_state=seed)
         clf.fit(np.arange(n_tasks, dtype=float)[:, None], votes)
         np.add.at(counts, (clf.pseudo_annotations_["task"], clf.pseudo_annotations_["worker"]), 1)
     free = votes == -1
@@ -298,8 +303,8 @@ def test_blocks_never_exceed_the_budget():
     table = np.random.RandomState(0).dirichlet(np.ones(3), size=(4, 2))
     for budget in (1, 3, 5):
         # warm start: estimator_ is the model that scored the candidates
-        clf = SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=3, warm_start=True,
-                                  max_candidates_in_memory=budget).fit(TASK_IDS, OBSERVED)
+        clf = unchecked(TableCrowd(table), n_iterations=1, n_pseudo=3, warm_start=True,
+                        max_candidates_in_memory=budget).fit(TASK_IDS, OBSERVED)
         assert clf.estimator_.largest_block_ <= budget
         assert clf.history_[1]["n_added"] == 3
 
@@ -356,7 +361,7 @@ def test_extreme_votes_stay_finite(recwarn):
 
 
 def test_stops_when_every_pair_is_annotated():
-    clf = SelfCrowdClassifier(TableCrowd(TABLE), validation_fraction=None, n_iterations=10, n_pseudo=4)
+    clf = unchecked(TableCrowd(TABLE), n_iterations=10, n_pseudo=4)
     clf.fit(TASK_IDS, OBSERVED)
     assert clf.n_iter_ == 2 and len(clf.history_) == 3
     assert [e["n_added"] for e in clf.history_] == [0, 4, 1]
@@ -606,15 +611,15 @@ def test_protocol_violation_is_reported():
             return super().predict_annotator_proba(X, workers)[:, :, :2]
 
     with pytest.raises(ValueError, match=r"WrongShape.predict_annotator_proba returned shape"):
-        SelfCrowdClassifier(WrongShape(TABLE), validation_fraction=None, n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
+        unchecked(WrongShape(TABLE), n_iterations=1, n_pseudo=1).fit(TASK_IDS, OBSERVED)
     with pytest.raises(ValueError, match="predict_annotator_proba"):
         SelfCrowdClassifier(LogisticRegression()).fit(TASK_IDS, OBSERVED)
     table = TABLE.copy()
     table[3, 1] = [np.nan, 0.5, 0.5]
     for rule in ("distribution", "random"):
         with pytest.raises(ValueError, match="negative or non-finite probability"):
-            SelfCrowdClassifier(TableCrowd(table), validation_fraction=None, n_iterations=1, n_pseudo=5,
-                                selection=rule).fit(TASK_IDS, OBSERVED)
+            unchecked(TableCrowd(table), n_iterations=1, n_pseudo=5,
+                      selection=rule).fit(TASK_IDS, OBSERVED)
 
 
 def test_bad_input_names_the_argument():

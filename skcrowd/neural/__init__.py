@@ -14,8 +14,10 @@ import torch):
 
 Building blocks: the backbones (:class:`MLP`, :class:`GRUTagger`), the noise
 models (:class:`CrowdLayer`, :class:`CommonNoiseAdaptation`,
-:class:`ConfusionNoise`, :class:`NoNoise`, :class:`RegressionCrowdLayer`), the losses and the
-train/valid split :class:`TaskHoldoutSplit`. Model selection without gold
+:class:`ConfusionNoise`, :class:`NoNoise`, :class:`RegressionCrowdLayer`), the
+losses and the
+train/valid split :class:`TaskHoldoutSplit` with the callback that keeps the
+best epoch on the held-out votes, :class:`HeldOutSelection`. Model selection without gold
 labels: the nets' ``score`` and the scorers of :mod:`skcrowd.metrics`; use
 ``cv=KFold(n_splits, shuffle=True)`` (scikit-learn's default for a 2-D ``y``
 is an unshuffled ``KFold``). Needs the ``deep`` extra (torch and skorch).
@@ -37,6 +39,7 @@ from ._modules import (
 )
 from ._plain import PlainNetClassifier
 from ._regression import CrowdLayerRegressor
+from ._selection import HeldOutSelection
 from ._sequence import SequenceCrowdLayerClassifier
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "CrowdLayerRegressor",
     "SequenceCrowdLayerClassifier",
     "TaskHoldoutSplit",
+    "HeldOutSelection",
     "softmax",
     "MaskedMultiCrossEntropy",
     "MaskedMSE",

@@ -134,14 +134,34 @@ SHARED_PARAMETERS_DOC = """
     lr : float, default=1e-3
         Learning rate.
     max_epochs : int, default=50
-        Number of epochs.
+        Most epochs of the first run (the selection run, when tasks are held
+        out); the number of epochs when nothing is held out.
     batch_size : int, default=64
         Mini-batch size (-1: the whole data set).
     iterator_train__shuffle : bool, default=True
         Shuffle the training batches.
     train_split : callable or None, default=TaskHoldoutSplit(0.2)
         Train/valid split of the tasks, called with the tasks' majority-vote
-        labels for stratification; ``None`` trains on every task.
+        labels for stratification. The held-out tasks' votes choose the
+        number of epochs (see ``patience`` and ``refit``); ``None`` holds
+        nothing out and trains on every task for ``max_epochs``.
+    patience : int or None, default=10
+        With held-out tasks, every epoch is scored on their votes (the loss
+        of the held-out votes under the net's noise model, ``valid_loss``);
+        training stops after ``patience`` epochs without improvement and the
+        weights of the best epoch (``best_epoch_``), noise model included,
+        are put back. None trains for ``max_epochs`` and still keeps the best
+        epoch. The held-out score is the callback ``"held_out_selection"``
+        (:class:`HeldOutSelection`): ``callbacks__held_out_selection=None``
+        turns the selection off, ``callbacks__held_out_selection__monitor=
+        "valid_acc"`` (with ``__lower_is_better=False``) scores the held-out
+        majority vote instead.
+    refit : bool, default=True
+        After the held-out votes chose ``best_epoch_``, train a fresh net on
+        every task for that many epochs (the first run's history is kept as
+        ``selection_history_``), as :class:`~sklearn.model_selection.GridSearchCV`
+        refits its best model: no task is lost to validation. False keeps the
+        first run's best-epoch net, trained on the other tasks only.
     callbacks : list of skorch callbacks, "disable" or None, default=None
         Extra callbacks (e.g. ``skorch.callbacks.EarlyStopping``).
     predict_nonlinearity : callable or None, default=softmax
@@ -167,6 +187,20 @@ SHARED_PARAMETERS_DOC = """
         and ``module__dropout`` of the default :class:`MLP`),
         ``optimizer__*``, ``iterator_train__*``, ``callbacks__*``,
         ``warm_start``, ``compile``...
+"""
+
+
+SHARED_ATTRIBUTES_DOC = """
+    best_epoch_ : int or None
+        Epoch chosen on the held-out tasks' votes (its weights were kept, or
+        the refit ran that many epochs); None when nothing was held out.
+    selection_history_ : skorch.History
+        History of the run that chose ``best_epoch_``, when a refit followed
+        (``history_`` is then the refit's).
+    interrupted_ : bool
+        Whether the last fit was interrupted (``KeyboardInterrupt``, from
+        Ctrl-C or a callback): skorch stops at the end of the batch, the
+        best epoch so far is kept, no refit follows, and the net is usable.
 """
 
 

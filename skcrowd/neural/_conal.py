@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import SHARED_PARAMETERS_DOC, CrowdNetClassifier
+from ._base import SHARED_ATTRIBUTES_DOC, SHARED_PARAMETERS_DOC, CrowdNetClassifier
 from ._modules import CommonNoiseAdaptation
 
 __all__ = ["CoNALClassifier"]
@@ -75,6 +75,7 @@ class CoNALClassifier(CrowdNetClassifier):
         Common confusion, row softmax of ``W_g``.
     history_ : skorch.History
         Losses and ``valid_acc`` per epoch.
+{shared_attributes}
 
     See Also
     --------
@@ -168,4 +169,4 @@ class CoNALClassifier(CrowdNetClassifier):
 
 CoNALClassifier.__doc__ = CoNALClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
-)
+).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))

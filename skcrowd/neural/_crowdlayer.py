@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import SHARED_PARAMETERS_DOC, CrowdNetClassifier
+from ._base import SHARED_ATTRIBUTES_DOC, SHARED_PARAMETERS_DOC, CrowdNetClassifier
 from ._modules import CROWD_LAYERS, CrowdLayer
 
 __all__ = ["CrowdLayerClassifier"]
@@ -58,6 +58,7 @@ class CrowdLayerClassifier(CrowdNetClassifier):
         ``W_r``; for ``"softmax"``, ``T_r``.
     history_ : skorch.History
         Losses and ``valid_acc`` per epoch.
+{shared_attributes}
 
     See Also
     --------
@@ -106,4 +107,4 @@ class CrowdLayerClassifier(CrowdNetClassifier):
 
 CrowdLayerClassifier.__doc__ = CrowdLayerClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
-)
+).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))

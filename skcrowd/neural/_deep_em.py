@@ -8,7 +8,12 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 from torch.nn import functional as F
 
-from ._base import SHARED_PARAMETERS_DOC, CrowdNetClassifier, _compact_int_dtype
+from ._base import (
+    SHARED_ATTRIBUTES_DOC,
+    SHARED_PARAMETERS_DOC,
+    CrowdNetClassifier,
+    _compact_int_dtype,
+)
 from ._losses import MaskedMultiCrossEntropy, observed_votes
 from ._modules import ConfusionNoise
 
@@ -72,6 +77,7 @@ class DeepEMClassifier(CrowdNetClassifier):
         Losses and ``valid_acc`` per epoch. ``train_loss`` is the soft
         cross-entropy against the posteriors, ``valid_loss`` the negative
         log-likelihood of the held-out votes per vote.
+{shared_attributes}
 
     See Also
     --------
@@ -205,4 +211,4 @@ class DeepEMClassifier(CrowdNetClassifier):
 
 DeepEMClassifier.__doc__ = DeepEMClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
-)
+).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))

@@ -1,6 +1,6 @@
 """PlainNetClassifier: the crowd nets' backbone and training, without a noise model."""
 
-from ._base import SHARED_PARAMETERS_DOC, CrowdNetClassifier
+from ._base import SHARED_ATTRIBUTES_DOC, SHARED_PARAMETERS_DOC, CrowdNetClassifier
 from ._modules import NoNoise
 
 __all__ = ["PlainNetClassifier"]
@@ -35,10 +35,9 @@ class PlainNetClassifier(CrowdNetClassifier):
         Number of features of ``X``.
     module_ : torch.nn.Module
         The fitted network.
-    best_epoch_ : int or None
-        Epoch chosen on the held-out tasks (see :class:`CrowdLayerClassifier`).
     history_ : skorch.History
         Losses and ``valid_acc`` per epoch.
+{shared_attributes}
 
     See Also
     --------
@@ -67,4 +66,4 @@ class PlainNetClassifier(CrowdNetClassifier):
 
 PlainNetClassifier.__doc__ = PlainNetClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
-)
+).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))

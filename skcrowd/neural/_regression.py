@@ -9,7 +9,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from skorch import NeuralNetRegressor
 
-from ._base import CrowdNetMixin, TaskHoldoutSplit
+from ._base import SHARED_ATTRIBUTES_DOC, CrowdNetMixin, TaskHoldoutSplit
 from ._losses import MaskedMSE
 from ._modules import MLP, REGRESSION_CROWD_LAYERS, RegressionCrowdLayer
 
@@ -49,8 +49,15 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
     iterator_train__shuffle : bool, default=True
         Shuffle the training batches.
     train_split : callable or None, default=TaskHoldoutSplit(0.2)
-        Train/valid split of the tasks (shuffled); ``None`` trains on every
-        task.
+        Train/valid split of the tasks (shuffled): the held-out answers
+        choose the number of epochs, as for the classifiers; ``None`` trains
+        on every task for ``max_epochs``.
+    patience : int or None, default=10
+        Epochs without a lower loss of the held-out answers before training
+        stops; the best epoch's weights are kept (see
+        :class:`CrowdLayerClassifier`).
+    refit : bool, default=True
+        Retrain on every task for the chosen number of epochs.
     callbacks : list of skorch callbacks, "disable" or None, default=None
         Extra callbacks.
     random_state : int, RandomState instance or None, default=None
@@ -77,6 +84,7 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         ``s_r`` (ones for ``"B"``).
     annotator_biases_ : ndarray of shape (n_workers,)
         ``b_r`` (zeros for ``"S"``): an annotator's systematic offset.
+{shared_attributes}
 
     References
     ----------
@@ -246,3 +254,8 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         bias = getattr(self.noise_model_, "bias", None)
         return (np.zeros(self.n_workers_) if bias is None
                 else bias.detach().cpu().numpy().astype(np.float64))
+
+
+CrowdLayerRegressor.__doc__ = CrowdLayerRegressor.__doc__.replace(
+    "{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n")
+)

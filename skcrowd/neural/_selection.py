@@ -42,6 +42,23 @@ class HeldOutSelection(Callback):
         nothing was scored.
     best_score_ : float or None
         Its score.
+
+    Examples
+    --------
+    The nets hold 20 % of the tasks out by default; with ``refit=False`` the
+    fitted net is the one of the best epoch on their votes:
+
+    >>> import numpy as np
+    >>> from skcrowd.neural import CrowdLayerClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> truth = (X[:, 0] > 0).astype(int)
+    >>> votes = np.c_[truth, truth, 1 - truth]
+    >>> net = CrowdLayerClassifier(max_epochs=300, patience=5, refit=False, lr=0.05,
+    ...                            module__hidden_units=8, random_state=0).fit(X, votes)
+    >>> losses = net.history[:, "valid_loss"]
+    >>> bool(net.best_epoch_ == np.argmin(losses) + 1), len(losses) == net.best_epoch_ + 5
+    (True, True)
     """
 
     def __init__(self, monitor, lower_is_better, patience):

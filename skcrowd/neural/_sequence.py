@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ._base import SHARED_PARAMETERS_DOC
+from ._base import SHARED_ATTRIBUTES_DOC, SHARED_PARAMETERS_DOC
 from ._crowdlayer import CrowdLayerClassifier
 from ._modules import GRUTagger
 
@@ -45,6 +45,7 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
         The fitted crowd layer.
     annotator_confusions_ : ndarray of shape (n_workers, n_classes, n_classes)
         Row-stochastic confusion matrices (see :class:`CrowdLayerClassifier`).
+{shared_attributes}
 
     Notes
     -----
@@ -140,4 +141,4 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
 
 SequenceCrowdLayerClassifier.__doc__ = SequenceCrowdLayerClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
-)
+).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))
