@@ -41,6 +41,8 @@ Usage::
     python benchmarks/deep.py --datasets labelme digits --seeds 5
     python benchmarks/deep.py --data /path/to/crowd --selfcrowd
     python benchmarks/deep.py --json results.json
+    python benchmarks/deep.py --device cuda    # on a GPU; then unpickles the last net on a
+                                               # CPU-only process and compares predictions
 
 Timings come from a shared 2-core machine (one torch thread): compare within a table only.
 """
@@ -175,7 +177,7 @@ def load(name, seed, cache={}):
 # -- estimators --------------------------------------------------------------------------------
 
 
-def methods(selfcrowd=False):
+def methods(selfcrowd=False, device="cpu"):
     """(name, factory(seed), fitted on gold labels?) of every compared estimator."""
     from skcrowd import AggregatedTargetClassifier, DawidSkene, MajorityVote, SelfCrowdClassifier
     from skcrowd.neural import (
@@ -185,18 +187,21 @@ def methods(selfcrowd=False):
         PlainNetClassifier,
     )
 
+    on = {"device": device}
     rows = [
         ("MV + net", lambda s: AggregatedTargetClassifier(
-            PlainNetClassifier(random_state=s), aggregator=MajorityVote(random_state=s)), False),
+            PlainNetClassifier(random_state=s, **on), aggregator=MajorityVote(random_state=s)),
+         False),
         ("DS + net", lambda s: AggregatedTargetClassifier(
-            PlainNetClassifier(random_state=s), aggregator=DawidSkene()), False),
-        ("CrowdLayer", lambda s: CrowdLayerClassifier(random_state=s), False),
-        ("CoNAL", lambda s: CoNALClassifier(random_state=s), False),
-        ("deep EM", lambda s: DeepEMClassifier(random_state=s), False),
+            PlainNetClassifier(random_state=s, **on), aggregator=DawidSkene()), False),
+        ("CrowdLayer", lambda s: CrowdLayerClassifier(random_state=s, **on), False),
+        ("CoNAL", lambda s: CoNALClassifier(random_state=s, **on), False),
+        ("deep EM", lambda s: DeepEMClassifier(random_state=s, **on), False),
     ]
     if selfcrowd:
+        # its default crowd model, on the CPU
         rows.append(("Self-Crowd", lambda s: SelfCrowdClassifier(random_state=s), False))
-    rows.append(("gold + net", lambda s: PlainNetClassifier(random_state=s), True))
+    rows.append(("gold + net", lambda s: PlainNetClassifier(random_state=s, **on), True))
     return rows
 
 
@@ -217,6 +222,35 @@ def evaluate(estimator, data, *, gold=False):
     return accuracy, expected_calibration_error(data["y_test"], proba), seconds
 
 
+def check_gpu_pickle_on_cpu(net, X):
+    """Unpickle a GPU-fitted net in a process that sees no GPU; compare its predictions."""
+    import os
+    import pickle
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    (folder / "net.pkl").write_bytes(pickle.dumps(net))
+    np.save(folder / "proba.npy", net.predict_proba(X))
+    np.save(folder / "X.npy", X)
+    code = f"""
+import pickle, warnings
+import numpy as np, torch
+assert not torch.cuda.is_available()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    net = pickle.loads(open({str(folder / "net.pkl")!r}, "rb").read())
+proba = net.predict_proba(np.load({str(folder / "X.npy")!r}))
+diff = float(np.abs(proba - np.load({str(folder / "proba.npy")!r})).max())
+names = sorted({{type(w.message).__name__ for w in caught}})
+print("GPU-fitted net unpickled without CUDA: device", net.device, "| warnings", names,
+      "| max |proba difference|", diff)
+"""
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    print(out.stdout.strip() or out.stderr.strip())
+
+
 def mean_sd(values):
     return f"{np.mean(values):.3f} ± {np.std(values):.3f}"
 
@@ -231,6 +265,9 @@ def main(argv=None):
     parser.add_argument("--selfcrowd", action="store_true", help="add Self-Crowd (slow)")
     parser.add_argument("--only", default=None, help="run the methods whose name contains this")
     parser.add_argument("--json", type=Path, default=None, help="write every score here")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device of the nets; with cuda, also checks that a "
+                        "GPU-fitted net unpickles on a CPU")
     args = parser.parse_args(argv)
 
     import torch
@@ -238,8 +275,10 @@ def main(argv=None):
     torch.set_num_threads(1)
     names = [*args.datasets, *map(str, args.data)]
     results = {}
-    print(f"torch {torch.__version__}, one CPU thread; seeds 0..{args.seeds - 1}; shared "
-          "machine: compare timings within a table only.")
+    device = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
+    print(f"torch {torch.__version__}, device={args.device} ({device}), one CPU thread; seeds "
+          f"0..{args.seeds - 1}; shared machine: compare timings within a table only.")
+    net = None
     for name in names:
         data = load(name, 0)
         n_votes = int((np.asarray(data["votes"]) >= 0).sum())
@@ -249,17 +288,21 @@ def main(argv=None):
         print("| method | test accuracy | ECE | s/fit |")
         print("|---|---|---|---|")
         results[name] = {}
-        for method, factory, on_gold in methods(args.selfcrowd):
+        for method, factory, on_gold in methods(args.selfcrowd, args.device):
             if (args.only and args.only not in method) or (on_gold and data["y_gold"] is None):
                 continue
-            scores = [evaluate(factory(seed), load(name, seed), gold=on_gold)
-                      for seed in range(args.seeds)]
+            scores = []
+            for seed in range(args.seeds):
+                net = factory(seed)
+                scores.append(evaluate(net, load(name, seed), gold=on_gold))
             acc, ece, sec = map(list, zip(*scores))
             results[name][method] = {"accuracy": acc, "ece": ece, "seconds": sec}
             print(f"| {method} | {mean_sd(acc)} | {mean_sd(ece)} | {np.mean(sec):.1f} |",
                   flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.device.startswith("cuda") and net is not None:
+        check_gpu_pickle_on_cpu(net, load(names[-1], 0)["X_test"])
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ Stages (each keeps the previous stages' choices):
 - ``training``: how the number of epochs is chosen (held-out votes with the best epoch kept and
   a refit, scored by the held-out vote likelihood or by majority-vote accuracy; no refit;
   nothing held out and a fixed number of epochs) and the learning rate;
-- ``backbone``: weight decay, dropout and batch normalization of the default MLP;
+- ``backbone``: weight decay (Adam's ``weight_decay``, on every parameter) and batch
+  normalization of the default MLP;
+- ``dropout``: the MLP's dropout, with the choices above;
 - ``conal``: CoNAL's ``reg_lambda``.
 
 Results are cached in ``--cache`` (JSON; a rerun only fits what is missing) and printed as
@@ -21,6 +23,7 @@ tables. Usage::
 
     python benchmarks/deep_defaults.py --stage training --seeds 2
     python benchmarks/deep_defaults.py --stage backbone --seeds 2
+    python benchmarks/deep_defaults.py --stage dropout --seeds 2
     python benchmarks/deep_defaults.py --stage conal --seeds 2
     python benchmarks/deep_defaults.py --stage backbone --report   # tables only
 
@@ -65,12 +68,17 @@ def _training_grid():
 def _backbone_grid():
     grid = {"previous": PREVIOUS}
     for wd in (0.0, 1e-4, 1e-3, 1e-2):
-        for dropout in (0.2, 0.5):
-            for bn in (False, True):
-                grid[f"wd={wd:g} dropout={dropout} bn={'yes' if bn else 'no'}"] = {
-                    "optimizer__weight_decay": wd, "module__dropout": dropout,
-                    "module__batch_norm": bn,
-                }
+        for bn in (False, True):
+            grid[f"wd={wd:g} bn={'yes' if bn else 'no'}"] = {
+                "optimizer__weight_decay": wd, "module__batch_norm": bn,
+            }
+    return grid
+
+
+def _dropout_grid():
+    grid = {"previous": PREVIOUS}
+    for dropout in (0.0, 0.2, 0.5):
+        grid[f"dropout={dropout}"] = {"module__dropout": dropout}
     return grid
 
 
@@ -84,6 +92,7 @@ def _conal_grid():
 STAGES = {
     "training": ("CrowdLayerClassifier", _training_grid),
     "backbone": ("CrowdLayerClassifier", _backbone_grid),
+    "dropout": ("CrowdLayerClassifier", _dropout_grid),
     "conal": ("CoNALClassifier", _conal_grid),
 }
 
