@@ -131,7 +131,7 @@ SHARED_PARAMETERS_DOC = """
     optimizer : type of torch.optim.Optimizer, default=torch.optim.Adam
         Optimizer; ``optimizer=skcrowd.optim.SAM`` with
         ``optimizer__base_optimizer=...`` for sharpness-aware minimization.
-    lr : float, default=1e-2
+    lr : float, default=1e-3
         Learning rate.
     max_epochs : int, default=50
         Most epochs of the first run (the selection run, when tasks are held
@@ -623,7 +623,7 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         *,
         criterion=MaskedMultiCrossEntropy,
         optimizer=torch.optim.Adam,
-        lr=1e-2,
+        lr=1e-3,
         max_epochs=50,
         batch_size=64,
         iterator_train__shuffle=True,

@@ -60,18 +60,10 @@ class PlainNetClassifier(CrowdNetClassifier):
     [0, 1]
     """
 
-    def __init__(self, module=None, *, lr=1e-3, **kwargs):
-        # The crowd nets' 1e-2 was chosen leave-one-dataset-out for the crowd layer
-        # (benchmarks/deep_defaults.py); on hard labels it overfits them: MV + net 0.785 on
-        # LabelMe against 0.826 at 1e-3 (benchmarks/deep.py, two seeds).
-        super().__init__(module, lr=lr, **kwargs)
-
     def _make_noise_model(self):
         return NoNoise()
 
 
 PlainNetClassifier.__doc__ = PlainNetClassifier.__doc__.replace(
-    "{shared}", SHARED_PARAMETERS_DOC.strip("\n").replace(
-        "lr : float, default=1e-2\n        Learning rate.",
-        "lr : float, default=1e-3\n        Learning rate (the crowd nets' default is 1e-2).")
+    "{shared}", SHARED_PARAMETERS_DOC.strip("\n")
 ).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))
