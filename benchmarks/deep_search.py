@@ -16,6 +16,7 @@ Usage::
 
     python benchmarks/deep_search.py                      # LabelMe, 3 seeds
     python benchmarks/deep_search.py --data DIR --seeds 5   # any folder of the shared layout
+    python benchmarks/deep_search.py --seeds 1 --scoring loglik   # one scorer
 
 Runs on one torch thread; on the shared 2-core machine one seed takes several minutes.
 """
@@ -39,6 +40,8 @@ def main(argv=None):
     parser.add_argument("--data", default="labelme",
                         help="labelme, sentiment, a simulated dataset name or a folder")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--scoring", nargs="+", choices=["mv", "loglik"], default=["mv", "loglik"],
+                        help="the votes-aware scorers to search with")
     args = parser.parse_args(argv)
 
     import torch
@@ -49,6 +52,7 @@ def main(argv=None):
 
     torch.set_num_threads(1)
     scorers = {"mv": mv_accuracy_scorer, "loglik": annotation_log_likelihood_scorer}
+    scorers = {name: scorers[name] for name in args.scoring}
     results = {"defaults": [], **{name: [] for name in scorers}}
     chosen = {name: [] for name in scorers}
     print(f"{args.data}: CoNALClassifier, grid {GRID}, 3 shuffled folds; test accuracy")
