@@ -16,7 +16,7 @@ Usage::
 
     python benchmarks/deep_search.py                      # LabelMe, 3 seeds
     python benchmarks/deep_search.py --data DIR --seeds 5   # any folder of the shared layout
-    python benchmarks/deep_search.py --seeds 1 --scoring loglik   # one scorer
+    python benchmarks/deep_search.py --seeds 1 --scoring loglik --reg-lambda 1e-5   # smaller
 
 Runs on one torch thread; on the shared 2-core machine one seed takes several minutes.
 """
@@ -32,7 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import deep  # noqa: E402  (benchmarks/deep.py: datasets and evaluation)
 
-GRID = {"optimizer__weight_decay": [0.0, 1e-4, 1e-3, 1e-2], "reg_lambda": [0.0, 1e-5, 1e-3]}
+WEIGHT_DECAY = [0.0, 1e-4, 1e-3, 1e-2]
+REG_LAMBDA = [0.0, 1e-5, 1e-3]
 
 
 def main(argv=None):
@@ -42,6 +43,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--scoring", nargs="+", choices=["mv", "loglik"], default=["mv", "loglik"],
                         help="the votes-aware scorers to search with")
+    parser.add_argument("--weight-decay", nargs="+", type=float, default=WEIGHT_DECAY)
+    parser.add_argument("--reg-lambda", nargs="+", type=float, default=REG_LAMBDA)
     args = parser.parse_args(argv)
 
     import torch
@@ -51,16 +54,17 @@ def main(argv=None):
     from skcrowd.neural import CoNALClassifier
 
     torch.set_num_threads(1)
+    grid = {"optimizer__weight_decay": args.weight_decay, "reg_lambda": args.reg_lambda}
     scorers = {"mv": mv_accuracy_scorer, "loglik": annotation_log_likelihood_scorer}
     scorers = {name: scorers[name] for name in args.scoring}
     results = {"defaults": [], **{name: [] for name in scorers}}
     chosen = {name: [] for name in scorers}
-    print(f"{args.data}: CoNALClassifier, grid {GRID}, 3 shuffled folds; test accuracy")
+    print(f"{args.data}: CoNALClassifier, grid {grid}, 3 shuffled folds; test accuracy")
     for seed in range(args.seeds):
         data = deep.load(args.data, seed)
         results["defaults"].append(deep.evaluate(CoNALClassifier(random_state=seed), data)[0])
         for name, scorer in scorers.items():
-            search = GridSearchCV(CoNALClassifier(random_state=seed), GRID, scoring=scorer,
+            search = GridSearchCV(CoNALClassifier(random_state=seed), grid, scoring=scorer,
                                   cv=KFold(3, shuffle=True, random_state=seed))
             results[name].append(deep.evaluate(search, data)[0])
             chosen[name].append(search.best_params_)
