@@ -41,6 +41,7 @@ def main(argv=None):
     parser.add_argument("--data", default="labelme",
                         help="labelme, sentiment, a simulated dataset name or a folder")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--scoring", nargs="+", choices=["mv", "loglik"], default=["mv", "loglik"],
                         help="the votes-aware scorers to search with")
     parser.add_argument("--weight-decay", nargs="+", type=float, default=WEIGHT_DECAY)
@@ -60,7 +61,7 @@ def main(argv=None):
     results = {"defaults": [], **{name: [] for name in scorers}}
     chosen = {name: [] for name in scorers}
     print(f"{args.data}: CoNALClassifier, grid {grid}, 3 shuffled folds; test accuracy")
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         data = deep.load(args.data, seed)
         results["defaults"].append(deep.evaluate(CoNALClassifier(random_state=seed), data)[0])
         for name, scorer in scorers.items():

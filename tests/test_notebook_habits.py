@@ -320,7 +320,12 @@ def test_nets_print_one_row_per_epoch(index, one_torch_thread, capsys):
     clone(net).set_params(verbose=1).fit(X, y)
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert rows[0][0] == "epoch" and "train_loss" in rows[0]
-    assert [row[0] for row in rows[2:]] == ["1", "2"]  # after the header's rule
+    assert [row[0] for row in rows[2:4]] == ["1", "2"]  # after the header's rule
+    # then the refit on every task, for the epochs the held-out votes chose, in one line and
+    # a row per epoch
+    n = net.best_epoch_
+    assert rows[4][:2] == ["refit", "on"] and str(n) in rows[4]
+    assert [row[0] for row in rows[5:]] == [str(i) for i in range(1, n + 1)]
 
 
 # -- repr -------------------------------------------------------------------------------------

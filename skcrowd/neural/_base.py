@@ -262,8 +262,9 @@ class CrowdNetMixin:
             cls.__init__.__signature__ = _full_init_signature(cls)
 
     def _get_param_names(self):
-        # skorch's bookkeeping set of settings to validate is not a parameter
-        return [name for name in super()._get_param_names() if name != "_params_to_validate"]
+        # skorch counts every attribute in __dict__; its bookkeeping (_params_to_validate) and
+        # the fit's own private state (_refitting, _stopped_early, ...) are not parameters
+        return [name for name in super()._get_param_names() if not name.startswith("_")]
 
     def _get_params_html(self, deep=True, doc_link=""):
         # The HTML repr's parameter table: the net's own parameters. The deep ones add every
@@ -398,11 +399,18 @@ class CrowdNetMixin:
         self.selection_history_, self.history_ = self.history_, None
         with self._seeded():
             # Not initialize(): it would reset the callbacks, and a LoadInitState would load
-            # the checkpoint of the first run again.
-            self._initialize_module()
-            self._initialize_criterion()
-            self._initialize_optimizer()
+            # the checkpoint of the first run again. Quiet: skorch would print one
+            # "Re-initializing" line per module.
+            verbose, self.verbose = self.verbose, 0
+            try:
+                self._initialize_module()
+                self._initialize_criterion()
+                self._initialize_optimizer()
+            finally:
+                self.verbose = verbose
             self._initialize_history()
+            if self.verbose:
+                print(f"refit on every task for {n_epochs} epochs (best_epoch_)")
             self._refitting = True
             try:
                 self.notify("on_train_begin", X=X, y=targets)
