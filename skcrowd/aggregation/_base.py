@@ -430,8 +430,9 @@ class BaseEM(BaseAggregator):
     def _m_step(self, stats, params):
         """New parameters from the summed statistics (``params`` is None on the first)."""
 
-    def _task_m_step(self, task_stats, task_params):
-        """New per-task parameters of a block (``task_params`` is None on the first)."""
+    def _task_m_step(self, task_stats, task_params, shared):
+        """New per-task parameters of a block (``task_params`` is None on the first);
+        ``shared``: the ``"shared"`` parameter entries of the iteration, in order."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
@@ -455,8 +456,9 @@ class BaseEM(BaseAggregator):
         """The parameters' term of the objective: the log-density of their prior, up to a
         constant (MAP EM), or ``-KL(q(parameters) || prior)`` (variational Bayes)."""
 
-    def _task_parameter_term(self, task_params):
-        """The term of a block's per-task parameters in the objective (as ``_parameter_term``)."""
+    def _task_parameter_term(self, task_params, shared):
+        """The term of a block's per-task parameters in the objective (as ``_parameter_term``);
+        ``shared`` as in ``_task_m_step``."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
@@ -954,13 +956,14 @@ def _e_step_block(block, tables, model, shared, warm, priors, state, out=None):
                                                  **prior_kwargs)
         else:
             task_stats, task_params = state
-            task_params = model._task_m_step(task_stats, task_params)
+            task_params = model._task_m_step(task_stats, task_params, shared)
     stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
                                    out=out, **prior_kwargs)
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
     if out is not None:
         per_worker = None
-    task_term = model._task_parameter_term(task_params) if task_params is not None else 0.0
+    task_term = (0.0 if task_params is None
+                 else model._task_parameter_term(task_params, shared))
     return per_worker, (*shared_stats, log_lik, task_term), (task_stats, task_params)
 
 
