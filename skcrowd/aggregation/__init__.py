@@ -31,7 +31,7 @@ from ._mace import MACE
 from ._majority import MajorityVote
 from ._mmsr import MMSR
 from ._one_coin import OneCoinDawidSkene
-from ._selection import AggregatorSelector
+from ._selection import AggregatorSelector  # noqa: F401 (a meta-estimator: not in __all__)
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
@@ -39,4 +39,3 @@ __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]
 __all__ += ["OneCoinDawidSkene", "MACE"]  # EM / variational Bayes
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
 __all__ += ["BayesianDawidSkene", "EBCC"]
-__all__ += ["AggregatorSelector"]

@@ -258,12 +258,12 @@ class GLAD(BaseEM):
         voted = curv_a > 0
         if ability is None and voted.any():
             # MacKay's re-estimation of the prior's mean and scale from the abilities of the
-            # workers with votes (Laplace approximation of the evidence; gamma: the number of
-            # well-determined abilities)
+            # workers with votes (Laplace approximation of the evidence: its gradient in the
+            # mean is sum_j (a_j - mean) / scale**2 at the MAP abilities a_j, so the mean is
+            # theirs; gamma: the number of well-determined abilities)
             a, curv = abilities[voted], curv_a[voted]
             gamma = np.sum(curv / (curv + inv_var_a))
-            if gamma > 0:
-                new[0] = mean + np.sum(a - mean) / gamma
+            new[0] = np.mean(a)
             new[1] = _mackay_scale(np.sum((a - new[0]) ** 2), gamma)
         if difficulty is None and params is not None:  # the first statistics have b = 0
             new[2] = _mackay_scale(*moment_b)
@@ -360,6 +360,6 @@ def _mackay_scale(sum_squares, determined):
     variance)`` (MacKay, 1992; Bishop, 2006, section 3.5.2). Clipped to
     ``[_MIN_SCALE, _MAX_SCALE]``.
     """
-    if determined <= 0:
-        return _MAX_SCALE
+    if determined <= 0 or sum_squares >= determined * _MAX_SCALE**2:
+        return _MAX_SCALE  # (almost) nothing determined: the ratio is past the bound
     return float(np.clip(np.sqrt(sum_squares / determined), _MIN_SCALE, _MAX_SCALE))

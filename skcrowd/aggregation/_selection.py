@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import _fit_context, clone
@@ -160,21 +161,29 @@ class AggregatorSelector(BaseAggregator):
                 )
         votes = self._validate_votes(X, reset=True)
         random_state = check_random_state(self.random_state)
-        scores = np.empty((len(candidates), self.n_splits))
+        scores = np.full((len(candidates), self.n_splits), np.nan)
         fit_time = np.zeros(len(candidates))
-        for split in range(self.n_splits):
+        per_task = votes.votes_per_task()
+        if not np.any(per_task > 1):
+            warnings.warn(
+                "No task has two votes: no vote can be held out, so the candidates cannot be "
+                f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
+        for split in range(self.n_splits if np.any(per_task > 1) else 0):
             held = held_out_votes(votes, self.test_size, random_state)
+            if not held.any():  # a small crowd: hold out a vote of the first task with two
+                held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
             context = _subset(votes, ~held)
             for c, candidate in enumerate(candidates):
                 start = time.perf_counter()
                 model = _with_params(candidate, n_classes=votes.n_classes).fit(context.to_sparse())
                 fit_time[c] += time.perf_counter() - start
                 scores[c, split] = held_out_score(model, context, _subset(votes, held))
-        mean = scores.mean(axis=1)
-        self.best_index_ = int(np.argmax(mean))
+        mean = scores.mean(axis=1)  # NaN when no vote could be held out
+        finite = np.where(np.isfinite(mean), mean, -np.inf)
+        self.best_index_ = int(np.argmax(finite))
         self.best_score_ = float(mean[self.best_index_])
         rank = np.empty(len(candidates), dtype=np.int32)
-        rank[np.argsort(-mean, kind="stable")] = np.arange(1, len(candidates) + 1)
+        rank[np.argsort(-finite, kind="stable")] = np.arange(1, len(candidates) + 1)
         self.cv_results_ = {
             "estimator": np.array(list(candidates), dtype=object),
             **{f"split{i}_test_score": scores[:, i] for i in range(self.n_splits)},
