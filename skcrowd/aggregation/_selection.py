@@ -262,8 +262,9 @@ def held_out_score(model, context, held_out):
     tasks under the fitted ``model`` (see :meth:`BaseAggregator._vote_log_likelihood`)."""
     if held_out.n_votes == 0:
         raise ValueError("no vote to hold out: every task has a single vote.")
-    return float(np.mean(model._vote_log_likelihood(context, held_out.task, held_out.worker,
-                                                     held_out.label)))
+    log_proba = model._vote_log_likelihood(context, held_out.task, held_out.worker,
+                                           held_out.label)
+    return float(np.mean(log_proba))
 
 
 def _subset(votes, mask):
