@@ -591,7 +591,7 @@ def held_out_vote_scorer(estimator, X, y=None, *, test_size=0.2, random_state=0)
     ...                       cv=KFold(5, shuffle=True, random_state=0),
     ...                       scoring=held_out_vote_scorer).fit(votes)
     >>> search.cv_results_["mean_test_score"].round(3)
-    array([-0.507, -0.508, -0.507])
+    array([-0.504, -0.506, -0.507])
     """
     from .aggregation._selection import _subset, held_out_score, held_out_votes
 

@@ -26,24 +26,28 @@ class DawidSkene(BaseEM):
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
-    smoothing : float, default=3.0
-        Strength ``s >= 0`` of the Dirichlet prior (MAP smoothing). Row ``k``
-        of every confusion matrix gets the pseudo-counts
-        ``s * (1{k == l} + 1 / K)``: ``s`` pseudo-votes for the right class
-        and ``s`` more spread uniformly over the ``K`` classes, as if each
-        worker had already answered ``2 s`` tasks of each class, half of
-        them right and half at random. A worker with few votes is thus
-        modelled as better than random and left near this prior, instead of
-        being fitted to a handful of votes; the class priors get ``s / K``
-        pseudo-tasks each. ``s = 0`` is maximum likelihood (probabilities
-        are floored at the smallest float to keep logs finite). The default
-        3.0 was chosen on data: on eight simulated sparse crowds (1e4 votes
-        from 1000 workers, K = 10, 5 votes per task; accuracies, activity and
-        error structures varied) unsmoothed DS scores 0.04 to 0.15 below
-        majority vote while ``s = 3`` scores -0.002 to +0.044 against it; on
-        nine real crowds of the project's shared data folder (CIFAR-10N
-        aside), ``s = 3`` is within 0.01 of the best ``s`` in ``[0, 5]`` and
-        0.005 to 0.13 above majority vote.
+    smoothing : "auto" or float, default="auto"
+        Strength ``s`` of the Dirichlet prior on the confusion rows (MAP
+        smoothing): how many pseudo-votes keep a worker with few votes near
+        "better than random" instead of fitting a handful of votes.
+        ``"auto"`` chooses ``s`` from the data being aggregated, by type-II
+        maximum likelihood (empirical Bayes): row ``k`` gets the
+        pseudo-counts ``s * (1{k == l} + m_l)``, with ``m`` the answers'
+        shares among all the votes (uniform for WeightedDawidSkene), and
+        ``s`` maximizes the Dirichlet-multinomial evidence of the workers'
+        counts, each vote counted against the most probable class of its
+        task without that vote; one Newton step per M-step until ``s``
+        changes by less than 1 %, then fixed (``smoothing_``). The
+        strength follows the crowd's heterogeneity: sparse, alike workers get a
+        strong prior, distinct, well-observed ones a weak one. A number
+        ``s >= 0`` fixes the pseudo-counts at ``s * (1{k == l} + 1 / K)``
+        (``s`` pseudo-votes for the right class and ``s`` spread uniformly;
+        the class priors get ``s / K`` pseudo-tasks each, one pseudo-task in
+        all with ``"auto"``); ``s = 0`` is maximum likelihood
+        (probabilities floored at the smallest float to keep logs finite).
+        The former default, 3.0, fell three to four points below majority
+        vote on binary crowds of many few-vote workers; see
+        :ref:`data-priors` for the figures on real and simulated crowds.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -82,6 +86,12 @@ class DawidSkene(BaseEM):
         rows sum to one. A worker without votes gets the prior's mode.
     class_priors_ : ndarray of shape (n_classes,)
         Estimated prevalence of each class.
+    smoothing_ : float
+        Strength of the confusion rows' prior used in the fit (chosen by
+        the data with ``smoothing="auto"``).
+    confusion_prior_ : ndarray of shape (n_classes, n_classes)
+        Dirichlet pseudo-counts ``[k, l]`` of every worker's confusion row
+        ``k``.
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -90,8 +100,9 @@ class DawidSkene(BaseEM):
         Objective of the fitted parameters: (log-likelihood of the votes +
         log-prior) / n_tasks, log-prior up to an additive constant.
     lower_bounds_ : list of float
-        Objective after each iteration of the best initialization; it never
-        decreases (EM for a MAP objective).
+        Objective after each iteration of the best initialization; with a
+        fixed ``smoothing`` it never decreases (EM for a MAP objective);
+        with ``"auto"`` it may while the prior's strength settles.
     n_features_in_ : int
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
@@ -119,18 +130,26 @@ class DawidSkene(BaseEM):
     F. Rodrigues and F. Pereira. "Deep learning from crowds". AAAI, 2018
     (Dirichlet priors on the confusion matrices, MAP estimates).
 
+    T. Minka. "Estimating a Dirichlet distribution". Technical report, 2000
+    (the Dirichlet precision by maximum evidence: ``smoothing="auto"``).
+
     Examples
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation import DawidSkene
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
     >>> ds = DawidSkene().fit(votes)
+    >>> round(ds.smoothing_, 2)  # three consistent workers, 50 votes each: a weak prior
+    0.06
     >>> ds.confusion_matrices_[2].round(2)  # worker 2 gives the other class
+    array([[0., 1.],
+           [1., 0.]])
+    >>> ds.predict_proba([[0, 1, 1], [1, -1, -1]]).round(3)
+    array([[1.   , 0.   ],
+           [0.002, 0.998]])
+    >>> DawidSkene(smoothing=3.0).fit(votes).confusion_matrices_[2].round(2)  # a fixed prior
     array([[0.13, 0.87],
            [0.82, 0.18]])
-    >>> ds.predict_proba([[0, 1, 1], [1, -1, -1]]).round(3)
-    array([[0.969, 0.031],
-           [0.064, 0.936]])
     >>> ds.predict([[0, 1, 1]])  # majority vote would say 1
     array([0])
     """
@@ -320,8 +339,9 @@ class WeightedDawidSkene(DawidSkene):
     ----------
     n_classes : int, default=None
         See :class:`DawidSkene`.
-    smoothing : float, default=3.0
-        See :class:`DawidSkene`.
+    smoothing : "auto" or float, default="auto"
+        See :class:`DawidSkene` ("auto": the answers' shares in the prior
+        are uniform here, so that the weights stay neutral).
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6
@@ -363,7 +383,7 @@ class WeightedDawidSkene(DawidSkene):
     >>> import numpy as np
     >>> from skcrowd.aggregation import WeightedDawidSkene
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
-    >>> wds = WeightedDawidSkene().fit(votes)
+    >>> wds = WeightedDawidSkene(smoothing=3.0).fit(votes)
     >>> wds.confusion_matrices_[:, [0, 1], [0, 1]].round(2)  # the weights pi[j, k, k]
     array([[0.96, 0.93],
            [0.68, 0.94],

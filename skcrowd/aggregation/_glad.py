@@ -41,9 +41,12 @@ class GLAD(BaseEM):
     task, large is an ambiguous one. The true classes follow the class
     priors.
 
-    Priors (MAP): ``alpha_j ~ N(1, 1)`` and ``log(beta_i) ~ N(0, 1)`` (unit
-    variances and the ability prior of Whitehill et al.'s reference code,
-    which centres ``log(beta)`` on 1 instead of 0). The
+    Priors (MAP): ``alpha_j ~ N(mu, sigma**2)`` and ``log(beta_i) ~ N(0,
+    tau**2)``, with ``mu``, ``sigma`` and ``tau`` chosen by the data
+    (``"auto"``, the default: MacKay's evidence updates at each M-step
+    until they settle, see ``ability_prior``), or fixed; Whitehill et al.'s
+    reference code uses ``N(1, 1)`` and unit variance (it centres
+    ``log(beta)`` on 1 instead of 0). The
     class priors are fixed and uniform, as in Whitehill et al.'s model:
     learning them let the symmetric noise model explain class-biased workers
     by a skewed prevalence (accuracy on the bluebirds data of
@@ -71,10 +74,24 @@ class GLAD(BaseEM):
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
+    ability_prior : "auto" or (float, float), default="auto"
+        Mean and standard deviation of the Gaussian prior of the abilities.
+        ``"auto"``: chosen by the data (empirical Bayes, Laplace
+        approximation of the evidence; MacKay, 1992): at each M-step the
+        mean becomes the mean ability of the workers with votes and the
+        variance ``sum_j (alpha_j - mu)**2 / gamma``, ``gamma`` the number of
+        well-determined abilities (``sum_j c_j / (c_j + 1 / sigma**2)``, ``c_j``
+        the curvature of the likelihood), from ``N(1, 1)`` until they change
+        by less than 1 %; fitted values in ``ability_prior_``. ``(1.0,
+        1.0)`` is the former fixed prior.
+    difficulty_prior : "auto" or float, default="auto"
+        Standard deviation ``tau`` of the prior of the log-difficulties
+        ``log(beta_i) ~ N(0, tau**2)``; ``"auto"`` re-estimates it like the
+        ability scale (from 1); fitted value in ``difficulty_prior_``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
-        M-step starts from abilities 1 and ``beta = 1``.
+        M-step starts from abilities at the prior mean and ``beta = 1``.
     max_iter : int, default=100
         Maximum number of EM iterations per initialization.
     tol : float, default=1e-6
@@ -104,7 +121,11 @@ class GLAD(BaseEM):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     abilities_ : ndarray of shape (n_workers,)
-        ``alpha_j``; a worker without votes keeps the prior mean 1.
+        ``alpha_j``; a worker without votes keeps the prior mean.
+    ability_prior_ : ndarray of shape (2,)
+        Mean and standard deviation of the abilities' prior used in the fit.
+    difficulty_prior_ : float
+        Standard deviation of the log-difficulties' prior used in the fit.
     difficulties_ : ndarray of shape (n_fitted_tasks,)
         ``1 / beta_i`` of each fitted task (larger: harder); ``beta_i =
         1 / difficulties_[i]``. Tasks in the order of the rows of ``X``, or
@@ -147,18 +168,24 @@ class GLAD(BaseEM):
     combining crowdsourced labels by weighting Areas Under the Margin". TMLR,
     2024 (appendix A.5, algorithm 3).
 
+    D. J. C. MacKay. "Bayesian interpolation". Neural Computation 4(3), 1992
+    (re-estimation of prior variances from the evidence: the "auto" priors).
+
     Examples
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation import GLAD
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
-    >>> glad = GLAD().fit(votes)
+    >>> glad = GLAD(ability_prior=(1.0, 1.0), difficulty_prior=1.0).fit(votes)  # fixed priors
     >>> glad.abilities_.round(2)  # worker 2 is adversarial
     array([ 2.52,  1.69, -2.06])
     >>> glad.difficulties_[:5].round(2)  # workers 0 and 1 disagree on the fifth task
     array([0.67, 0.67, 0.67, 0.67, 1.62])
     >>> glad.predict([[0, 1, 1]])
     array([0])
+    >>> auto = GLAD().fit(votes)  # priors chosen by the data: tasks alike, workers distinct
+    >>> auto.ability_prior_.round(2), round(auto.difficulty_prior_, 2)
+    (array([0.52, 4.6 ]), 0.05)
     """
 
     _parameter_constraints: dict = {

@@ -202,7 +202,9 @@ def test_worker_without_votes_at_fit_gets_the_prior_model(votes):
     prior = 2.0 * (np.eye(K) + 1 / K)  # pseudo-counts; MAP of an empty row = its mode
     np.testing.assert_allclose(ds.confusion_matrices_[3], prior / prior.sum(axis=1, keepdims=True))
     glad = GLAD().fit(votes)
-    assert glad.abilities_[3] == pytest.approx(glad.ability_prior_[0])  # prior mean
+    # the prior mean (to within the 1 % of a scale at which a data-chosen prior settles)
+    assert glad.abilities_[3] == pytest.approx(glad.ability_prior_[0],
+                                               abs=0.01 * glad.ability_prior_[1])
     # its later votes then count as those of a better-than-random worker
     new = np.full((1, 8), -1)
     new[0, 3] = 2
