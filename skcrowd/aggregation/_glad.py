@@ -286,11 +286,13 @@ class GLAD(BaseEM):
         if ability is None and voted.any():
             # MacKay's re-estimation of the prior's mean and scale from the abilities of the
             # workers with votes (Laplace approximation of the evidence: its gradient in the
-            # mean is sum_j (a_j - mean) / scale**2 at the MAP abilities a_j, so the mean is
-            # theirs; gamma: the number of well-determined abilities)
+            # mean is sum_j (a_j - mean) / scale**2 at the MAP abilities a_j, zero at their
+            # mean; gamma: the number of well-determined abilities). The step to it is
+            # stretched by n / gamma (the abilities follow the mean by about gamma / n of a
+            # move), at most by n: with gamma near 0 the stretch would overflow
             a, curv = abilities[voted], curv_a[voted]
             gamma = np.sum(curv / (curv + inv_var_a))
-            new[0] = np.mean(a)
+            new[0] = mean + np.sum(a - mean) / max(gamma, 1.0)
             new[1] = _mackay_scale(np.sum((a - new[0]) ** 2), gamma)
         if difficulty is None and params is not None:  # the first statistics have b = 0
             new[2] = _mackay_scale(*moment_b)
