@@ -43,6 +43,7 @@ from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _n
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
 _CAVITY_CHUNK = 2**20  # floats of leave-one-out logits per chunk of votes (ds_cavity_counts)
+_CAVITY_TIE = 1e-9  # leave-one-out log-posteriors this close are a tie (ds_cavity_counts)
 _E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
 
 
@@ -212,7 +213,8 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
     For each vote ``(i, j, l)``: ``k = argmax_k [log resp[i, k] - log P(worker j answers l |
     k)]``, the most probable class of task ``i`` given its other votes (the leave-one-out, or
     cavity, posterior: the posterior divided by the vote's own likelihood), and the vote adds
-    one to ``[j, l, k]``. These hard counts, free of the vote's own weight in its task's
+    one to ``[j, l, k]`` (split evenly among classes tied to within 1e-9 in log-probability,
+    so that rounding never decides). These hard counts, free of the vote's own weight in its task's
     posterior, are the data of :class:`~skcrowd.aggregation.DawidSkene`'s
     ``smoothing="auto"`` (soft counts make the workers look more alike than they are). numpy
     on both engines, in chunks of votes; it runs only while the prior settles.
@@ -243,9 +245,9 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
     >>> ds_cavity_counts(layout, log_conf_t, resp)[2]  # without it, worker 2's task is a 0
     array([[0., 0.],
            [1., 0.]])
-    >>> ds_cavity_counts(layout, log_conf_t, resp)[0]  # without it, a tie: the first class
-    array([[1., 0.],
-           [0., 0.]])
+    >>> ds_cavity_counts(layout, log_conf_t, resp)[0]  # without it, a tie: split
+    array([[0.5, 0.5],
+           [0. , 0. ]])
     """
     K = layout.n_classes
     counts = np.zeros(layout.n_workers * K * K)
@@ -256,8 +258,13 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
         task, worker = layout.task[start:stop], layout.worker[start:stop]
         label = layout.label[start:stop]
         cavity = log_resp[task] - log_confusions_t[worker, label]
-        cell = (worker.astype(np.int64) * K + label) * K + np.argmax(cavity, axis=1)
-        counts += np.bincount(cell, minlength=counts.size)
+        # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
+        # on rounding (the order of the sums), so neither do the counts
+        tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
+        share = tied / tied.sum(axis=1, keepdims=True)
+        cell = (worker.astype(np.int64) * K + label) * K
+        counts += np.bincount((cell[:, None] + np.arange(K)).ravel(), weights=share.ravel(),
+                              minlength=counts.size)
     counts = counts.reshape(layout.n_workers, K, K)
     if out is None:
         return counts
