@@ -26,6 +26,7 @@ _LAZY = {
     "EBCC": "aggregation",
     "OneCoinDawidSkene": "aggregation",
     "MACE": "aggregation",
+    "AggregatorSelector": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",
@@ -33,6 +34,7 @@ _LAZY = {
     "mv_accuracy_score": "metrics",
     "mv_accuracy_scorer": "metrics",
     "annotation_log_likelihood_scorer": "metrics",
+    "held_out_vote_scorer": "metrics",
     "imbalance_ratio": "metrics",
     "krippendorff_alpha": "metrics",
     "fleiss_kappa": "metrics",

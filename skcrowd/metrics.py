@@ -14,7 +14,8 @@ Two families live here.
   :func:`mv_accuracy_score`, and the scorers :func:`mv_accuracy_scorer` and
   :func:`annotation_log_likelihood_scorer` with the scikit-learn scorer
   signature ``scorer(estimator, X, votes)``, usable as
-  ``GridSearchCV(scoring=...)``.
+  ``GridSearchCV(scoring=...)``; for aggregators (the votes matrix is ``X``),
+  :func:`held_out_vote_scorer`.
 
 :func:`imbalance_ratio` measures how unbalanced annotations are across classes.
 
@@ -43,6 +44,7 @@ __all__ = [
     "mv_accuracy_score",
     "mv_accuracy_scorer",
     "annotation_log_likelihood_scorer",
+    "held_out_vote_scorer",
     "imbalance_ratio",
     "krippendorff_alpha",
     "fleiss_kappa",
@@ -535,6 +537,67 @@ def annotation_log_likelihood_scorer(estimator, X, votes=None):
         )
     score = method(X) if votes is None else method(X, votes)
     return float(score)
+
+
+def held_out_vote_scorer(estimator, X, y=None, *, test_size=0.2, random_state=0):
+    """Scorer of a fitted aggregator: log-probability of held-out votes of the tasks of ``X``.
+
+    A share ``test_size`` of each task's votes in ``X`` is held out (at random
+    with ``random_state``; every task keeps a vote), and each held-out vote is
+    scored through the aggregator's own worker model given the other votes of
+    its task: ``log sum_k p(k | other votes) p(vote | k, worker)``. Returns
+    the mean over the held-out votes (higher is better).
+
+    With the votes matrix as ``X`` and a splitter over its rows (tasks), for
+    instance ``KFold(5, shuffle=True)``,
+    ``GridSearchCV(aggregator, grid, cv=..., scoring=held_out_vote_scorer)``
+    fits on the tasks of the training folds and scores, on the tasks of the
+    test fold, how well the fitted worker models predict some of their votes
+    from the others. To choose among different aggregators in one step, use
+    :class:`skcrowd.aggregation.AggregatorSelector`, which holds out votes of
+    every task instead.
+
+    Parameters
+    ----------
+    estimator : fitted aggregator
+        MajorityVote, DawidSkene, WeightedDawidSkene or GLAD (an aggregator
+        that implements the held-out vote hook).
+    X : array-like or sparse matrix of shape (n_tasks, n_workers)
+        Votes on (new) tasks by the fitted workers, labels in
+        ``estimator.classes_``.
+    y : None
+        Ignored.
+    test_size : float, default=0.2
+        Expected share of each task's votes held out.
+    random_state : int, default=0
+        Seed of the hold-out: the same for every estimator scored.
+
+    Returns
+    -------
+    float
+        Mean log-probability per held-out vote (at most 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV, KFold
+    >>> from skcrowd.aggregation import DawidSkene
+    >>> from skcrowd.metrics import held_out_vote_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(2, size=300)
+    >>> right = rng.random((300, 6)) < [0.95, 0.9, 0.8, 0.6, 0.6, 0.55]
+    >>> votes = np.where(right, truth[:, None], 1 - truth[:, None])
+    >>> search = GridSearchCV(DawidSkene(), {"smoothing": [0.0, 3.0, "auto"]},
+    ...                       cv=KFold(5, shuffle=True, random_state=0),
+    ...                       scoring=held_out_vote_scorer).fit(votes)
+    >>> search.cv_results_["mean_test_score"].round(3)
+    array([-0.504, -0.506, -0.507])
+    """
+    from .aggregation._selection import _subset, held_out_score, held_out_votes
+
+    votes = estimator._validate_votes(X, reset=False, allow_no_votes=True)
+    held = held_out_votes(votes, test_size, check_random_state(random_state))
+    return held_out_score(estimator, _subset(votes, ~held), _subset(votes, held))
 
 
 @validate_params(

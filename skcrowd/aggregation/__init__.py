@@ -14,6 +14,7 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
+- :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold).
 
 The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
 (:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
@@ -30,6 +31,7 @@ from ._mace import MACE
 from ._majority import MajorityVote
 from ._mmsr import MMSR
 from ._one_coin import OneCoinDawidSkene
+from ._selection import AggregatorSelector  # noqa: F401 (a meta-estimator: not in __all__)
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 

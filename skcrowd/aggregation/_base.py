@@ -32,6 +32,7 @@ from abc import ABCMeta, abstractmethod
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -41,7 +42,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import _fmt, check_known_labels, check_votes
-from .kernels import BlockLayout, naive_soft_labels, row_argmax
+from .kernels import BlockLayout, naive_soft_labels, row_argmax, safe_log
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
@@ -248,6 +249,34 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         prefix = type(self).__name__.lower()
         return np.asarray([f"{prefix}_{c}" for c in self.classes_.tolist()], dtype=object)
 
+    def _vote_log_likelihood(self, context, task, worker, label):
+        """Log-probability of held-out votes given the other votes of their tasks.
+
+        The hook of model choice without gold (:class:`~skcrowd.aggregation.AggregatorSelector`,
+        :func:`skcrowd.metrics.held_out_vote_scorer`). For each held-out vote
+        ``(task[v], worker[v], label[v])``: ``log sum_k p(k | the votes of
+        context on that task) p(label | k, worker)`` under the fitted model,
+        through the model's own worker model (see :class:`BaseEM`, Notes).
+
+        Parameters
+        ----------
+        context : Votes
+            Class indices of the fitted classes, on the fitted workers; the
+            held-out votes are not among them.
+        task, worker, label : ndarray of shape (n_held_out,)
+            Row in ``context``, worker (column) index and class index of each
+            held-out vote.
+
+        Returns
+        -------
+        ndarray of shape (n_held_out,)
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot score held-out votes: it does not implement "
+            "_vote_log_likelihood (for an EM model: _vote_log_proba); see the Notes of "
+            "skcrowd.aggregation._base.BaseEM."
+        )
+
 
 def _is_pandas_frame(X):
     """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
@@ -300,6 +329,23 @@ class BaseEM(BaseAggregator):
     a VB model says in its docstring what it gives there (the per-task
     log-normalizer, or ``log p(votes of task i)`` at the posterior mean of the
     parameters).
+
+    **Held-out votes (model choice without gold).**
+    :class:`~skcrowd.aggregation.AggregatorSelector`
+    and :func:`skcrowd.metrics.held_out_vote_scorer` compare models by the
+    log-probability of held-out votes given the other votes of their tasks,
+    ``log sum_k p(k | other votes of the task) p(vote | k, worker)``: the
+    first factor is ``_soft_labels`` of the other votes (what ``predict_proba``
+    returns for them), the second the model's own worker model, from the hook
+    ``_vote_log_proba(layout, params, task, worker, label)``: an array of
+    shape ``(n_held_out, K)`` of ``log p(label[v] | true class k, worker[v])``
+    for held-out votes on the tasks ``task`` of the block ``layout`` (the
+    other votes; a model with per-task parameters, like GLAD's difficulties,
+    estimates them from these votes), with the block parameters ``params``
+    built from the fitted attributes. A model without it cannot be compared
+    this way: the selector raises a TypeError naming it. A
+    model whose held-out probability does not factor this way overrides
+    ``_vote_log_likelihood`` (see :class:`BaseAggregator`) instead.
 
     **Adding a model.**
 
@@ -430,8 +476,9 @@ class BaseEM(BaseAggregator):
     def _m_step(self, stats, params):
         """New parameters from the summed statistics (``params`` is None on the first)."""
 
-    def _task_m_step(self, task_stats, task_params):
-        """New per-task parameters of a block (``task_params`` is None on the first)."""
+    def _task_m_step(self, task_stats, task_params, shared):
+        """New per-task parameters of a block (``task_params`` is None on the first);
+        ``shared``: the ``"shared"`` parameter entries of the iteration, in order."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
@@ -455,8 +502,9 @@ class BaseEM(BaseAggregator):
         """The parameters' term of the objective: the log-density of their prior, up to a
         constant (MAP EM), or ``-KL(q(parameters) || prior)`` (variational Bayes)."""
 
-    def _task_parameter_term(self, task_params):
-        """The term of a block's per-task parameters in the objective (as ``_parameter_term``)."""
+    def _task_parameter_term(self, task_params, shared):
+        """The term of a block's per-task parameters in the objective (as ``_parameter_term``);
+        ``shared`` as in ``_task_m_step``."""
         raise NotImplementedError  # only models with "task" parameters
 
     @abstractmethod
@@ -847,6 +895,24 @@ class BaseEM(BaseAggregator):
         mean = np.mean(self.score_samples(X))
         return float(mean.compute() if hasattr(mean, "compute") else mean)
 
+    # -- held-out votes (see the class Notes) ------------------------------------
+
+    def _vote_log_proba(self, layout, params, task, worker, label):
+        """``(n_held_out, K)``: ``log p(label[v] | true class k, worker[v])`` of held-out votes
+        on the tasks ``task`` of ``layout`` (the other votes), under the block ``params``."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot score held-out votes: it does not implement "
+            "_vote_log_proba; see the Notes of skcrowd.aggregation._base.BaseEM."
+        )
+
+    def _vote_log_likelihood(self, context, task, worker, label):
+        check_is_fitted(self)
+        layout = BlockLayout(context, len(self.classes_))
+        params = _block_parameters(self, *self._split_parameters(self._fitted_parameters()))
+        log_vote = self._vote_log_proba(layout, params, task, worker, label)
+        proba = self._soft_labels(layout, params)
+        return logsumexp(safe_log(proba[task]) + log_vote, axis=1)
+
 
 # -- block functions (module level: they run on Dask workers too) ----------------------------
 
@@ -954,13 +1020,14 @@ def _e_step_block(block, tables, model, shared, warm, priors, state, out=None):
                                                  **prior_kwargs)
         else:
             task_stats, task_params = state
-            task_params = model._task_m_step(task_stats, task_params)
+            task_params = model._task_m_step(task_stats, task_params, shared)
     stats, log_lik = model._e_step(layout, _block_parameters(model, tables, shared, task_params),
                                    out=out, **prior_kwargs)
     per_worker, shared_stats, task_stats = _split_statistics(model, stats)
     if out is not None:
         per_worker = None
-    task_term = model._task_parameter_term(task_params) if task_params is not None else 0.0
+    task_term = (0.0 if task_params is None
+                 else model._task_parameter_term(task_params, shared))
     return per_worker, (*shared_stats, log_lik, task_term), (task_stats, task_params)
 
 

@@ -213,6 +213,15 @@ class BayesianDawidSkene(DawidSkene):
     # prior[k, l] = alpha[k, l], and kl = sum_{j, k} KL(q(pi[j, k]) || Dir(alpha_k)),
     # computed with the expected logs. Statistics are DawidSkene's expected counts.
     _parameter_axes = ("worker", "worker", "shared", "shared", "shared")
+    # DawidSkene's statistics without its third entry (the leave-one-out counts of
+    # smoothing="auto"): the prior here is learned from the expected counts
+    _statistic_axes = ("worker", "shared")
+
+    def _statistics(self, layout, resp):
+        return super()._statistics(layout, resp)[:2]
+
+    def _initial_statistics(self, layout, random_state):
+        return super()._initial_statistics(layout, random_state)[:2]
 
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, Real, StrOptions
 
 from ._base import BaseEM
 from .kernels import (
@@ -12,6 +13,7 @@ from .kernels import (
     glad_task_difficulties,
     safe_log,
 )
+from .kernels.glad import _sigmoid_terms
 
 # Gaussian priors with unit variance, as in Whitehill et al.'s reference code:
 # abilities ~ N(1, 1) (workers better than random a priori); log(beta) ~ N(0, 1),
@@ -20,6 +22,11 @@ from .kernels import (
 _ABILITY_MEAN = 1.0
 _ABILITY_SCALE = 1.0
 _LOG_BETA_SCALE = 1.0
+# Priors chosen from the data (ability_prior / difficulty_prior "auto"): range of their
+# scales; they are re-estimated at each M-step until the scales change by less than this
+# (relative) and the mean by less than this times the scale, then kept.
+_MIN_SCALE, _MAX_SCALE = 0.05, 1e2
+_PRIOR_SETTLED = 1e-2
 
 
 class GLAD(BaseEM):
@@ -34,9 +41,12 @@ class GLAD(BaseEM):
     task, large is an ambiguous one. The true classes follow the class
     priors.
 
-    Priors (MAP): ``alpha_j ~ N(1, 1)`` and ``log(beta_i) ~ N(0, 1)`` (unit
-    variances and the ability prior of Whitehill et al.'s reference code,
-    which centres ``log(beta)`` on 1 instead of 0). The
+    Priors (MAP): ``alpha_j ~ N(mu, sigma**2)`` and ``log(beta_i) ~ N(0,
+    tau**2)``, with ``mu``, ``sigma`` and ``tau`` chosen by the data
+    (``"auto"``, the default: MacKay's evidence updates at each M-step
+    until they settle, see ``ability_prior``), or fixed; Whitehill et al.'s
+    reference code uses ``N(1, 1)`` and unit variance (it centres
+    ``log(beta)`` on 1 instead of 0). The
     class priors are fixed and uniform, as in Whitehill et al.'s model:
     learning them let the symmetric noise model explain class-biased workers
     by a skewed prevalence (accuracy on the bluebirds data of
@@ -64,10 +74,24 @@ class GLAD(BaseEM):
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
+    ability_prior : "auto" or (float, float), default="auto"
+        Mean and standard deviation of the Gaussian prior of the abilities.
+        ``"auto"``: chosen by the data (empirical Bayes, Laplace
+        approximation of the evidence; MacKay, 1992): at each M-step the
+        mean becomes the mean ability of the workers with votes and the
+        variance ``sum_j (alpha_j - mu)**2 / gamma``, ``gamma`` the number of
+        well-determined abilities (``sum_j c_j / (c_j + 1 / sigma**2)``, ``c_j``
+        the curvature of the likelihood), from ``N(1, 1)`` until they change
+        by less than 1 %; fitted values in ``ability_prior_``. ``(1.0,
+        1.0)`` is the former fixed prior.
+    difficulty_prior : "auto" or float, default="auto"
+        Standard deviation ``tau`` of the prior of the log-difficulties
+        ``log(beta_i) ~ N(0, tau**2)``; ``"auto"`` re-estimates it like the
+        ability scale (from 1); fitted value in ``difficulty_prior_``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
-        M-step starts from abilities 1 and ``beta = 1``.
+        M-step starts from abilities at the prior mean and ``beta = 1``.
     max_iter : int, default=100
         Maximum number of EM iterations per initialization.
     tol : float, default=1e-6
@@ -97,7 +121,11 @@ class GLAD(BaseEM):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     abilities_ : ndarray of shape (n_workers,)
-        ``alpha_j``; a worker without votes keeps the prior mean 1.
+        ``alpha_j``; a worker without votes keeps the prior mean.
+    ability_prior_ : ndarray of shape (2,)
+        Mean and standard deviation of the abilities' prior used in the fit.
+    difficulty_prior_ : float
+        Standard deviation of the log-difficulties' prior used in the fit.
     difficulties_ : ndarray of shape (n_fitted_tasks,)
         ``1 / beta_i`` of each fitted task (larger: harder); ``beta_i =
         1 / difficulties_[i]``. Tasks in the order of the rows of ``X``, or
@@ -140,24 +168,38 @@ class GLAD(BaseEM):
     combining crowdsourced labels by weighting Areas Under the Margin". TMLR,
     2024 (appendix A.5, algorithm 3).
 
+    D. J. C. MacKay. "Bayesian interpolation". Neural Computation 4(3), 1992
+    (re-estimation of prior variances from the evidence: the "auto" priors).
+
     Examples
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation import GLAD
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
-    >>> glad = GLAD().fit(votes)
+    >>> glad = GLAD(ability_prior=(1.0, 1.0), difficulty_prior=1.0).fit(votes)  # fixed priors
     >>> glad.abilities_.round(2)  # worker 2 is adversarial
     array([ 2.52,  1.69, -2.06])
     >>> glad.difficulties_[:5].round(2)  # workers 0 and 1 disagree on the fifth task
     array([0.67, 0.67, 0.67, 0.67, 1.62])
     >>> glad.predict([[0, 1, 1]])
     array([0])
+    >>> auto = GLAD().fit(votes)  # priors chosen by the data: tasks alike, workers distinct
+    >>> auto.ability_prior_.round(2), round(auto.difficulty_prior_, 2)
+    (array([0.52, 4.6 ]), 0.05)
     """
+
+    _parameter_constraints: dict = {
+        **BaseEM._parameter_constraints,
+        "ability_prior": [StrOptions({"auto"}), tuple, list],
+        "difficulty_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
+    }
 
     def __init__(
         self,
         n_classes=None,
         *,
+        ability_prior="auto",
+        difficulty_prior="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -169,6 +211,8 @@ class GLAD(BaseEM):
         backend="auto",
     ):
         self.n_classes = n_classes
+        self.ability_prior = ability_prior
+        self.difficulty_prior = difficulty_prior
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
@@ -179,31 +223,88 @@ class GLAD(BaseEM):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters are (abilities, log_betas, log_class_priors); statistics are the
-    # gradients and curvatures of the expected complete log-likelihood in the
-    # abilities and in the log-difficulties. The log-difficulties, their
-    # statistics and their Newton step belong to the tasks: they stay with the
-    # task's block (the per-task half of the M-step runs there).
-    _parameter_axes = ("worker", "task", "shared")
-    _statistic_axes = ("worker", "worker", "task", "task")
+    # Parameters are (abilities, log_betas, log_class_priors, hyper) with hyper = [mean and
+    # standard deviation of the abilities' prior, standard deviation of the log-difficulties'
+    # prior, settled] (chosen by the M-step with "auto" priors until they settle, so they
+    # travel with the parameters). Statistics are the gradients and curvatures of the expected
+    # complete log-likelihood in the abilities and in the log-difficulties, and [sum of
+    # b_i**2, number of well-determined b_i] for the log-difficulties' prior
+    # (_second_moment). The log-difficulties, their statistics and their Newton step belong
+    # to the tasks: they stay with the task's block (the per-task half of the M-step runs
+    # there).
+    _parameter_axes = ("worker", "task", "shared", "shared")
+    _statistic_axes = ("worker", "worker", "task", "task", "shared")
     _supports_task_priors = True
 
+    def _fixed_priors(self):
+        """The fixed priors ((ability mean, ability scale), log-difficulty scale), None where
+        "auto"."""
+        ability = self.ability_prior
+        if isinstance(ability, str):
+            ability = None
+        elif not (len(ability) == 2 and np.all(np.isfinite(ability)) and ability[1] > 0):
+            raise ValueError(f"ability_prior must be 'auto' or a (mean, standard deviation) pair "
+                             f"with a finite mean and a positive, finite deviation; got "
+                             f"{ability!r}.")
+        else:
+            ability = (float(ability[0]), float(ability[1]))
+        difficulty = self.difficulty_prior
+        return ability, None if isinstance(difficulty, str) else float(difficulty)
+
+    def _initial_hyper(self):
+        ability, difficulty = self._fixed_priors()
+        mean, scale = (_ABILITY_MEAN, _ABILITY_SCALE) if ability is None else ability
+        settled = ability is not None and difficulty is not None
+        return np.array([mean, scale, _LOG_BETA_SCALE if difficulty is None else difficulty,
+                         settled])
+
     def _statistics(self, layout, resp):
-        return glad_gradients(layout, resp, np.full(layout.n_workers, _ABILITY_MEAN),
-                              np.zeros(layout.n_tasks))
+        hyper = self._initial_hyper()
+        log_betas = np.zeros(layout.n_tasks)
+        grad_a, curv_a, grad_b, curv_b = glad_gradients(
+            layout, resp, np.full(layout.n_workers, hyper[0]), log_betas)
+        return grad_a, curv_a, grad_b, curv_b, _second_moment(layout, log_betas, curv_b, hyper)
 
     def _m_step(self, stats, params):
-        grad_a, curv_a = stats
-        abilities = np.full(len(grad_a), _ABILITY_MEAN) if params is None else params[0]
-        inv_var_a = 1.0 / _ABILITY_SCALE**2
-        step_a = (grad_a - inv_var_a * (abilities - _ABILITY_MEAN)) / (curv_a + inv_var_a)
+        grad_a, curv_a, moment_b = stats
+        if params is None:
+            hyper = self._initial_hyper()
+            abilities = np.full(len(grad_a), hyper[0])
+        else:
+            abilities, _, hyper = params
+        mean, scale, scale_b, settled = hyper
+        inv_var_a = 1.0 / scale**2
+        step_a = (grad_a - inv_var_a * (abilities - mean)) / (curv_a + inv_var_a)
+        abilities = abilities + np.clip(step_a, -1.0, 1.0)
         K = len(self.classes_)
-        return abilities + np.clip(step_a, -1.0, 1.0), np.full(K, -np.log(K))
+        log_priors = np.full(K, -np.log(K))
+        if settled:
+            return abilities, log_priors, hyper
+        ability, difficulty = self._fixed_priors()
+        new = hyper.copy()
+        voted = curv_a > 0
+        if ability is None and voted.any():
+            # MacKay's re-estimation of the prior's mean and scale from the abilities of the
+            # workers with votes (Laplace approximation of the evidence: its gradient in the
+            # mean is sum_j (a_j - mean) / scale**2 at the MAP abilities a_j, zero at their
+            # mean; gamma: the number of well-determined abilities). The step to it is
+            # stretched by n / gamma (the abilities follow the mean by about gamma / n of a
+            # move), at most by n: with gamma near 0 the stretch would overflow
+            a, curv = abilities[voted], curv_a[voted]
+            gamma = np.sum(curv / (curv + inv_var_a))
+            new[0] = mean + np.sum(a - mean) / max(gamma, 1.0)
+            new[1] = _mackay_scale(np.sum((a - new[0]) ** 2), gamma)
+        if difficulty is None and params is not None:  # the first statistics have b = 0
+            new[2] = _mackay_scale(*moment_b)
+        change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
+        new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
+            _PRIOR_SETTLED * new[1])
+        return abilities, log_priors, new
 
-    def _task_m_step(self, task_stats, task_params):
+    def _task_m_step(self, task_stats, task_params, shared):
         grad_b, curv_b = task_stats
         log_betas = np.zeros(len(grad_b)) if task_params is None else task_params[0]
-        inv_var_b = 1.0 / _LOG_BETA_SCALE**2
+        inv_var_b = 1.0 / shared[1][2] ** 2  # shared: (log_class_priors, hyper)
         step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
         return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
 
@@ -211,34 +312,43 @@ class GLAD(BaseEM):
         return params[2]
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
+        abilities, log_betas, log_priors, hyper = params
         resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
-        st = glad_block_statistics(layout, *params, resp=resp, log_task_priors=log_task_priors)
+        st = glad_block_statistics(layout, abilities, log_betas, log_priors, resp=resp,
+                                   log_task_priors=log_task_priors)
         if out is not None:
             np.add(out[0], st.ability_gradient, out=out[0])
             np.add(out[1], st.ability_curvature, out=out[1])
         stats = (st.ability_gradient, st.ability_curvature, st.difficulty_gradient,
-                 st.difficulty_curvature)
+                 st.difficulty_curvature,
+                 _second_moment(layout, log_betas, st.difficulty_curvature, hyper))
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):
-        abilities, _ = params
-        return float(-0.5 * np.sum((abilities - _ABILITY_MEAN) ** 2) / _ABILITY_SCALE**2)
+        abilities, _, (mean, scale, _, _) = params
+        return float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
+                     - len(abilities) * np.log(scale))
 
-    def _task_parameter_term(self, task_params):
+    def _task_parameter_term(self, task_params, shared):
         (log_betas,) = task_params
-        return float(-0.5 * np.sum(log_betas**2) / _LOG_BETA_SCALE**2)
+        scale_b = shared[1][2]
+        return float(-0.5 * np.sum(log_betas**2) / scale_b**2 - len(log_betas) * np.log(scale_b))
 
     def _set_fitted(self, params):
-        abilities, log_priors = params
+        abilities, log_priors, hyper = params
         self.abilities_ = abilities
         self.class_priors_ = np.exp(log_priors)
+        self.ability_prior_ = hyper[:2].copy()
+        self.difficulty_prior_ = float(hyper[2])
+        self._prior_settled_ = bool(hyper[3])
 
     def _fitted_parameters(self):
-        return self.abilities_.copy(), safe_log(self.class_priors_)
+        return (self.abilities_.copy(), safe_log(self.class_priors_),
+                np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_])
 
     def _difficulties(self, layout, params, resp=None, log_task_priors=None):
-        abilities, _, log_priors = params
-        return glad_task_difficulties(layout, abilities, log_priors, prior_scale=_LOG_BETA_SCALE,
+        abilities, _, log_priors, hyper = params
+        return glad_task_difficulties(layout, abilities, log_priors, prior_scale=hyper[2],
                                       resp=resp, log_task_priors=log_task_priors)
 
     def _task_parameters(self, layout, params, *, log_task_priors=None):
@@ -251,3 +361,34 @@ class GLAD(BaseEM):
     def _final_e_step(self, layout, params, *, log_task_priors=None):
         resp, log_betas, _ = self._difficulties(layout, params, log_task_priors=log_task_priors)
         return resp, {"difficulties_": np.exp(-log_betas)}
+
+    def _vote_log_proba(self, layout, params, task, worker, label):
+        K = layout.n_classes
+        if K == 1:
+            return np.zeros((len(task), 1))
+        log_betas = self._difficulties(layout, params)[1]  # from the other votes of the tasks
+        log_right, log_not_right = _sigmoid_terms(params[0][worker] * np.exp(log_betas[task]))[:2]
+        right = np.arange(K) == label[:, None]
+        return np.where(right, log_right[:, None], (log_not_right - np.log(K - 1))[:, None])
+
+
+def _second_moment(layout, log_betas, curvature, hyper):
+    """[sum of b_i**2, number of well-determined b_i] over a block's tasks: the statistics of
+    the empirical-Bayes scale of the log-difficulties (see :func:`_mackay_scale`)."""
+    inv_var = 1.0 / hyper[2] ** 2
+    return np.array([np.sum(log_betas**2), np.sum(curvature / (curvature + inv_var))])
+
+
+def _mackay_scale(sum_squares, determined):
+    """Standard deviation of a zero-mean Gaussian prior re-estimated from MAP estimates.
+
+    MacKay's update ``sigma**2 = sum_i x_i**2 / gamma`` with ``gamma = sum_i c_i / (c_i +
+    1 / sigma**2)`` the number of well-determined parameters (``c_i``: the curvature of the
+    likelihood in ``x_i``): the stationary point of the Laplace approximation of the
+    evidence, reached in fewer iterations than the EM update ``mean(x_i**2 + posterior
+    variance)`` (MacKay, 1992; Bishop, 2006, section 3.5.2). Clipped to
+    ``[_MIN_SCALE, _MAX_SCALE]``.
+    """
+    if determined <= 0 or sum_squares >= determined * _MAX_SCALE**2:
+        return _MAX_SCALE  # (almost) nothing determined: the ratio is past the bound
+    return float(np.clip(np.sqrt(sum_squares / determined), _MIN_SCALE, _MAX_SCALE))

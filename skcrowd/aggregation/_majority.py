@@ -5,11 +5,13 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseAggregator
-from .kernels import naive_soft_labels
+from .kernels import naive_soft_labels, safe_log
 
 
 class MajorityVote(BaseAggregator):
@@ -48,6 +50,13 @@ class MajorityVote(BaseAggregator):
         Class labels.
     class_priors_ : ndarray of shape (n_classes,)
         Frequency of each class among the votes seen at fit.
+    vote_accuracy_ : float
+        The worker model that majority vote implies, used only to score
+        held-out votes (:class:`AggregatorSelector`): every worker right with
+        this probability and otherwise uniform over the other classes. It is
+        estimated from the share of pairs of votes of a task that agree
+        (Laplace-smoothed), which is ``a**2 + (1 - a)**2 / (K - 1)`` for such
+        workers.
     n_features_in_ : int
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
@@ -113,11 +122,12 @@ class MajorityVote(BaseAggregator):
         """
         source, owned = self._votes_source(X, reset=True)
         try:
-            _, (counts,) = source.map_reduce(_label_counts_block)
+            _, (counts, pairs) = source.map_reduce(_label_counts_block)
         finally:
             if owned:
                 source.close()
         self.class_priors_ = counts / counts.sum()
+        self.vote_accuracy_ = _symmetric_accuracy(pairs, len(self.classes_))
         return self
 
     def predict_proba(self, X):
@@ -143,6 +153,18 @@ class MajorityVote(BaseAggregator):
         finally:
             if owned:
                 source.close()
+
+    def _vote_log_likelihood(self, context, task, worker, label):
+        # MV's own model: the vote frequencies of the other votes as the task's soft label
+        # (the class priors without them), every worker right with vote_accuracy_
+        check_is_fitted(self)
+        K = len(self.classes_)
+        proba = naive_soft_labels(context.task, context.label, context.n_tasks,
+                                  self.class_priors_)
+        a = self.vote_accuracy_
+        wrong = np.log1p(-a) - np.log(K - 1) if K > 1 else -np.inf
+        log_vote = np.where(np.arange(K) == label[:, None], np.log(a), wrong)
+        return logsumexp(safe_log(proba[task]) + log_vote, axis=1)
 
     def predict(self, X):
         """Most voted class of each task, ties broken at random.
@@ -189,8 +211,27 @@ def _break_ties_frame(frame, classes, random_state):
 
 
 def _label_counts_block(block, tables, state):
+    """Votes of each class, and [pairs of votes of a task that agree, pairs of votes of a
+    task]."""
     v = block.votes
-    return (), (np.bincount(v.label, minlength=v.n_classes),), state
+    per_task = v.counts()
+    n = per_task.sum(axis=1)
+    pairs = np.array([np.sum(per_task * (per_task - 1)), np.sum(n * (n - 1))])
+    return (), (np.bincount(v.label, minlength=v.n_classes), pairs), state
+
+
+def _symmetric_accuracy(pairs, K):
+    """Accuracy ``a`` of identical workers, right with probability ``a`` and otherwise uniform
+    over the other classes, whose two votes on a task agree with the observed probability.
+
+    Two such votes agree with probability ``a**2 + (1 - a)**2 / (K - 1)``; the agreement is
+    the Laplace-smoothed share of agreeing pairs (one pseudo-pair agreeing, one not), so that
+    ``1 / K <= a < 1`` even without pairs.
+    """
+    if K < 2:
+        return 1.0
+    agreement = (pairs[0] + 1.0) / (pairs[1] + 2.0)
+    return float((1.0 + np.sqrt(max((K - 1) * (K * agreement - 1.0), 0.0))) / K)
 
 
 def _naive_soft_labels_block(block, tables, empty_row, state):

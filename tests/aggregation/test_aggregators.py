@@ -2,13 +2,14 @@
 
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
 from skcrowd.aggregation import MACE, OneCoinDawidSkene
@@ -201,7 +202,9 @@ def test_worker_without_votes_at_fit_gets_the_prior_model(votes):
     prior = 2.0 * (np.eye(K) + 1 / K)  # pseudo-counts; MAP of an empty row = its mode
     np.testing.assert_allclose(ds.confusion_matrices_[3], prior / prior.sum(axis=1, keepdims=True))
     glad = GLAD().fit(votes)
-    assert glad.abilities_[3] == pytest.approx(1.0)  # prior mean
+    # the prior mean (to within the 1 % of a scale at which a data-chosen prior settles)
+    assert glad.abilities_[3] == pytest.approx(glad.ability_prior_[0],
+                                               abs=0.01 * glad.ability_prior_[1])
     # its later votes then count as those of a better-than-random worker
     new = np.full((1, 8), -1)
     new[0, 3] = 2
@@ -265,7 +268,8 @@ def test_predicts_with_read_only_fitted_attributes(model, votes):
                                    BayesianDawidSkene(init="random", n_init=2, max_iter=10),
                                    EBCC(n_init=2, max_iter=10)], ids=ids)
 def test_random_state_makes_random_init_deterministic(model, votes):
-    with pytest.warns(Warning):
+    with warnings.catch_warnings():  # max_iter=10 may stop before convergence
+        warnings.simplefilter("ignore", ConvergenceWarning)
         a = clone(model).set_params(random_state=3).fit(votes)
         b = clone(model).set_params(random_state=3).fit(votes)
         c = clone(model).set_params(random_state=4).fit(votes)

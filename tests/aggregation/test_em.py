@@ -79,7 +79,13 @@ def test_convergence_stops_early_without_warning(model, recwarn):
     assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
 
 
-@pytest.mark.parametrize("model", [DawidSkene(), GLAD(), OneCoinDawidSkene(), MACE()], ids=ids)
+# Fixed priors where the objective must be comparable across initializations and never
+# decrease: data-chosen priors ("auto") move the objective while they settle.
+FIXED = [DawidSkene(smoothing=3.0), WeightedDawidSkene(smoothing=3.0),
+         GLAD(ability_prior=(1.0, 1.0), difficulty_prior=1.0)]
+
+
+@pytest.mark.parametrize("model", [FIXED[0], FIXED[2], OneCoinDawidSkene(), MACE()], ids=ids)
 def test_n_init_keeps_the_best_initialization(model, capsys):
     votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=5)
     best = clone(model).set_params(init="random", n_init=4, random_state=0, max_iter=300,
@@ -94,7 +100,7 @@ def test_n_init_keeps_the_best_initialization(model, capsys):
     assert resumed.fit(votes).lower_bounds_[0] == pytest.approx(best.lower_bound_, rel=1e-6)
 
 
-@pytest.mark.parametrize("model", EM, ids=ids)
+@pytest.mark.parametrize("model", FIXED + EM[3:], ids=ids)  # + OneCoinDawidSkene, MACE
 def test_warm_start_resumes_from_the_fitted_parameters(model):
     votes, _, _ = _crowd(n_tasks=300, seed=6)
     with pytest.warns(ConvergenceWarning):

@@ -4,6 +4,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcrowd.aggregation import GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
 from skcrowd.aggregation import MACE, OneCoinDawidSkene
+from skcrowd.aggregation import AggregatorSelector
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
 
@@ -59,7 +60,8 @@ def _expected_failures(estimator):
     [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD(),
      OneCoinDawidSkene(), MACE(),
      Wawa(), ZeroBasedSkill(), KOS(random_state=0), MMSR(random_state=0),
-     BayesianDawidSkene(), EBCC(random_state=0)],
+     BayesianDawidSkene(), EBCC(random_state=0),
+     AggregatorSelector([DawidSkene(), GLAD()], random_state=0)],
     expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible(estimator, check):

@@ -79,6 +79,7 @@ from ._common import BlockLayout, naive_soft_labels, numba, row_argmax, safe_log
 from .dawid_skene import (
     DSBlockStatistics,
     ds_block_statistics,
+    ds_cavity_counts,
     ds_e_step,
     ds_log_confusions,
     ds_vote_share_counts,
@@ -123,6 +124,7 @@ __all__ = [
     "ds_vote_share_counts",
     "ds_log_confusions",
     "ds_block_statistics",
+    "ds_cavity_counts",
     "glad_block_statistics",
     "glad_gradients",
     "glad_task_difficulties",

@@ -39,9 +39,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _normalize_log_rows,
-                      _out, _parallel, naive_soft_labels, numba)
+                      _out, _parallel, naive_soft_labels, numba, safe_log)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
+_CAVITY_CHUNK = 2**20  # floats of leave-one-out logits per chunk of votes (ds_cavity_counts)
+_CAVITY_TIE = 1e-9  # leave-one-out log-posteriors this close are a tie (ds_cavity_counts)
 _E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
 
 
@@ -203,6 +205,71 @@ def ds_vote_share_counts(layout, empty_row):
         return counts, class_counts
     resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row)
     return ds_worker_counts(layout, resp), resp.sum(axis=0)
+
+
+def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
+    """Per-worker counts of each vote against its task's most probable class without it.
+
+    For each vote ``(i, j, l)``: ``k = argmax_k [log resp[i, k] - log P(worker j answers l |
+    k)]``, the most probable class of task ``i`` given its other votes (the leave-one-out, or
+    cavity, posterior: the posterior divided by the vote's own likelihood), and the vote adds
+    one to ``[j, l, k]`` (split evenly among classes tied to within 1e-9 in log-probability,
+    so that rounding never decides). These hard counts, free of the vote's own weight in its task's
+    posterior, are the data of :class:`~skcrowd.aggregation.DawidSkene`'s
+    ``smoothing="auto"`` (soft counts make the workers look more alike than they are). numpy
+    on both engines, in chunks of votes; it runs only while the prior settles.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    log_confusions_t : ndarray of shape (n_workers, K, K)
+        ``[j, l, k] = log P(worker j answers l | true class k)``.
+    resp : ndarray of shape (n_tasks, K)
+        Posteriors of the tasks under the same parameters.
+    out : ndarray of shape (n_workers, K, K), default=None
+        Counts to add this block's counts into.
+
+    Returns
+    -------
+    ndarray of shape (n_workers, K, K)
+        ``[j, l, k]``: votes ``l`` of worker ``j`` whose task's leave-one-out class is ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_cavity_counts
+    >>> layout = BlockLayout(check_votes(np.array([[0, 0, 1]])))
+    >>> log_conf_t = np.log(np.array([[0.8, 0.2], [0.2, 0.8]]))[None].repeat(3, 0)
+    >>> resp = np.array([[0.8, 0.2]])  # two votes for 0, one for 1
+    >>> ds_cavity_counts(layout, log_conf_t, resp)[2]  # without it, worker 2's task is a 0
+    array([[0., 0.],
+           [1., 0.]])
+    >>> ds_cavity_counts(layout, log_conf_t, resp)[0]  # without it, a tie: split
+    array([[0.5, 0.5],
+           [0. , 0. ]])
+    """
+    K = layout.n_classes
+    counts = np.zeros(layout.n_workers * K * K)
+    log_resp = safe_log(resp)
+    step = max(1, _CAVITY_CHUNK // K)
+    for start in range(0, layout.n_votes, step):
+        stop = min(start + step, layout.n_votes)
+        task, worker = layout.task[start:stop], layout.worker[start:stop]
+        label = layout.label[start:stop]
+        cavity = log_resp[task] - log_confusions_t[worker, label]
+        # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
+        # on rounding (the order of the sums), so neither do the counts
+        tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
+        share = tied / tied.sum(axis=1, keepdims=True)
+        cell = (worker.astype(np.int64) * K + label) * K
+        counts += np.bincount((cell[:, None] + np.arange(K)).ravel(), weights=share.ravel(),
+                              minlength=counts.size)
+    counts = counts.reshape(layout.n_workers, K, K)
+    if out is None:
+        return counts
+    out += counts
+    return out
 
 
 def ds_log_confusions(worker_counts, pseudo_counts):

@@ -1,0 +1,303 @@
+"""Choosing an aggregator without gold labels: the likelihood of held-out votes."""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import _fit_context, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Integral, Interval, Real
+from sklearn.utils.validation import check_is_fitted
+
+from ..votes import Votes
+from ._base import BaseAggregator, BaseEM
+from ._dawid_skene import WeightedDawidSkene
+
+
+class AggregatorSelector(BaseAggregator):
+    """The aggregator that best predicts held-out votes, chosen without gold labels.
+
+    Each of ``n_splits`` times, a share ``test_size`` of each task's votes is
+    held out (at random; a task keeps at least one vote), every candidate is
+    fitted on the other votes and scored by the mean log-probability of the
+    held-out votes given the other votes of their tasks, through the
+    candidate's own worker model::
+
+        log sum_k p(k | the task's other votes) p(held-out vote | k, worker)
+
+    (for majority vote: the vote frequencies and one accuracy for every
+    worker, see :class:`MajorityVote`). The candidate with the best mean score
+    is refitted on all the votes (``best_estimator_``), and ``predict``,
+    ``predict_proba`` and ``transform`` are its own.
+
+    A plain log-loss of the predicted soft labels against the held-out votes
+    would reward under-confident models (noisy votes look like uncertainty);
+    scoring each vote through the model's noise model does not (see
+    :ref:`choosing-without-gold`). To tune one model's parameters with
+    :class:`~sklearn.model_selection.GridSearchCV`, use
+    :func:`skcrowd.metrics.held_out_vote_scorer`.
+
+    Parameters
+    ----------
+    candidates : list of aggregators, default=None
+        Unfitted aggregators to choose from; each must be able to score
+        held-out votes (MajorityVote, DawidSkene, WeightedDawidSkene, GLAD;
+        otherwise a TypeError names it). Default: every aggregator of
+        :mod:`skcrowd.aggregation` that can, with its default parameters, but
+        WeightedDawidSkene (its soft labels are not the posteriors of its
+        worker model, and hedged soft labels score well whatever their
+        accuracy). Ties keep the first.
+    test_size : float, default=0.2
+        Expected share of each task's votes held out (each task's number is
+        rounded up or down at random so that the share is right on average).
+    n_splits : int, default=3
+        Number of random hold-outs; the scores are averaged.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the hold-outs.
+    missing_label : int, float, str or None, default=-1
+        Marker of a missing vote in ``X``; the refitted candidate gets it too.
+    n_classes : int, default=None
+        Number of classes when some never appear in the votes (labels are
+        then integers in ``range(n_classes)``).
+    verbose : int, default=0
+        1: print each candidate's score.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    best_estimator_ : aggregator
+        The chosen candidate, refitted on all the votes.
+    best_index_ : int
+        Its index in the candidates.
+    best_score_ : float
+        Its mean held-out score (mean log-probability per held-out vote).
+    cv_results_ : dict of ndarrays
+        As :class:`~sklearn.model_selection.GridSearchCV`'s: ``"estimator"``
+        (the candidates), ``"split<i>_test_score"``, ``"mean_test_score"``,
+        ``"std_test_score"``, ``"rank_test_score"``, ``"mean_fit_time"``.
+    n_features_in_ : int
+        Number of workers.
+    feature_names_in_ : ndarray of shape (n_workers,)
+        Worker names, when ``X`` is a DataFrame with string column names.
+
+    See Also
+    --------
+    skcrowd.metrics.held_out_vote_scorer : The same score for GridSearchCV.
+
+    Notes
+    -----
+    A candidate is fitted ``n_splits`` times on about ``1 - test_size`` of the
+    votes and once more on all of them: the cost is about ``n_splits + 1``
+    fits of every candidate. Held-out votes are scored on tasks that keep
+    other votes, so tasks with a single vote never contribute one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation import AggregatorSelector, DawidSkene, MajorityVote
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(2, size=200)
+    >>> right = rng.random((200, 5)) < [0.9, 0.9, 0.55, 0.55, 0.55]  # two good workers
+    >>> votes = np.where(right, truth[:, None], 1 - truth[:, None])
+    >>> selector = AggregatorSelector([MajorityVote(), DawidSkene()], random_state=0)
+    >>> selector.fit(votes).best_estimator_
+    DawidSkene()
+    >>> selector.cv_results_["mean_test_score"].round(3)
+    array([-0.684, -0.608])
+    >>> float(np.mean(selector.predict(votes) == truth))
+    0.905
+    """
+
+    _parameter_constraints: dict = {
+        "candidates": [list, None],
+        "test_size": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "n_splits": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "missing_label": [numbers.Real, str, None],
+        "n_classes": [Interval(Integral, 1, None, closed="left"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, candidates=None, *, test_size=0.2, n_splits=3, random_state=None,
+                 missing_label=-1, n_classes=None, verbose=0):
+        self.candidates = candidates
+        self.test_size = test_size
+        self.n_splits = n_splits
+        self.random_state = random_state
+        self.missing_label = missing_label
+        self.n_classes = n_classes
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Score every candidate on held-out votes and refit the best on all the votes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes: entry ``(i, j)`` is the label worker ``j`` gave task ``i``,
+            or ``missing_label``. Sparse input: stored entries are votes.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted selector.
+        """
+        candidates = _default_candidates() if self.candidates is None else self.candidates
+        if not candidates:
+            raise ValueError("candidates is empty: give at least one aggregator.")
+        for candidate in candidates:
+            if not _scores_held_out_votes(candidate):
+                raise TypeError(
+                    f"candidate {candidate!r} cannot score held-out votes (its class does not "
+                    "implement _vote_log_likelihood, or _vote_log_proba for an EM model; see "
+                    "the Notes of skcrowd.aggregation._base.BaseEM): remove it from candidates."
+                )
+        votes = self._validate_votes(X, reset=True)
+        random_state = check_random_state(self.random_state)
+        scores = np.full((len(candidates), self.n_splits), np.nan)
+        fit_time = np.zeros(len(candidates))
+        per_task = votes.votes_per_task()
+        if not np.any(per_task > 1):
+            warnings.warn(
+                "No task has two votes: no vote can be held out, so the candidates cannot be "
+                f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
+        for split in range(self.n_splits if np.any(per_task > 1) else 0):
+            held = held_out_votes(votes, self.test_size, random_state)
+            if not held.any():  # a small crowd: hold out a vote of the first task with two
+                held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
+            context = _subset(votes, ~held)
+            for c, candidate in enumerate(candidates):
+                start = time.perf_counter()
+                model = _with_params(candidate, n_classes=votes.n_classes).fit(context.to_sparse())
+                fit_time[c] += time.perf_counter() - start
+                scores[c, split] = held_out_score(model, context, _subset(votes, held))
+        mean = scores.mean(axis=1)  # NaN when no vote could be held out
+        finite = np.where(np.isfinite(mean), mean, -np.inf)
+        self.best_index_ = int(np.argmax(finite))
+        self.best_score_ = float(mean[self.best_index_])
+        rank = np.empty(len(candidates), dtype=np.int32)
+        rank[np.argsort(-finite, kind="stable")] = np.arange(1, len(candidates) + 1)
+        self.cv_results_ = {
+            "estimator": np.array(list(candidates), dtype=object),
+            **{f"split{i}_test_score": scores[:, i] for i in range(self.n_splits)},
+            "mean_test_score": mean,
+            "std_test_score": scores.std(axis=1),
+            "rank_test_score": rank,
+            "mean_fit_time": fit_time / self.n_splits,
+        }
+        if self.verbose:
+            for candidate, score in zip(candidates, mean):
+                print(f"{candidate!r}: mean held-out log-probability per vote {score:.6g}")
+        best = _with_params(candidates[self.best_index_], missing_label=self.missing_label,
+                            n_classes=self.n_classes)
+        self.best_estimator_ = best.fit(X)
+        return self
+
+    def predict_proba(self, X):
+        """Soft labels of the chosen aggregator (``best_estimator_.predict_proba``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes, with the fitted workers as columns.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_tasks, n_classes) or pandas DataFrame
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    def predict(self, X):
+        """Labels of the chosen aggregator (``best_estimator_.predict``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes, with the fitted workers as columns.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_tasks,) or pandas Series
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+
+def held_out_votes(votes, test_size, random_state):
+    """Mask of the held-out votes: about ``test_size`` of each task's votes, at random.
+
+    Each task holds out ``floor(test_size * n + u)`` of its ``n`` votes (``u``
+    uniform in [0, 1), so the share is ``test_size`` on average), at most
+    ``n - 1``: every task keeps a vote.
+
+    Parameters
+    ----------
+    votes : Votes
+    test_size : float
+    random_state : RandomState
+
+    Returns
+    -------
+    ndarray of bool of shape (n_votes,)
+    """
+    n = votes.votes_per_task()
+    key = random_state.random_sample(votes.n_votes)
+    order = np.lexsort((key, votes.task))  # each task's votes in random order
+    rank = np.empty(votes.n_votes, dtype=np.int64)
+    rank[order] = np.arange(votes.n_votes) - np.repeat(votes.task_indptr()[:-1], n)
+    held = np.minimum(np.floor(test_size * n + random_state.random_sample(len(n))), n - 1)
+    return rank < held[votes.task]
+
+
+def held_out_score(model, context, held_out):
+    """Mean log-probability of the ``held_out`` votes given the ``context`` votes of their
+    tasks under the fitted ``model`` (see :meth:`BaseAggregator._vote_log_likelihood`)."""
+    if held_out.n_votes == 0:
+        raise ValueError("no vote to hold out: every task has a single vote.")
+    log_proba = model._vote_log_likelihood(context, held_out.task, held_out.worker,
+                                           held_out.label)
+    return float(np.mean(log_proba))
+
+
+def _subset(votes, mask):
+    """The votes selected by ``mask`` (still sorted by task)."""
+    return Votes(task=votes.task[mask], worker=votes.worker[mask], label=votes.label[mask],
+                 n_tasks=votes.n_tasks, n_workers=votes.n_workers, classes=votes.classes)
+
+
+def _with_params(estimator, **params):
+    """An unfitted clone of ``estimator`` with those of ``params`` it takes."""
+    model = clone(estimator)
+    return model.set_params(**{k: v for k, v in params.items() if k in model.get_params()})
+
+
+def _scores_held_out_votes(estimator):
+    """Whether ``estimator`` implements the held-out vote hook (see ``BaseEM``'s Notes)."""
+    cls = type(estimator)
+    if not isinstance(estimator, BaseAggregator):
+        return False
+    if isinstance(estimator, BaseEM) and cls._vote_log_likelihood is BaseEM._vote_log_likelihood:
+        return cls._vote_log_proba is not BaseEM._vote_log_proba
+    return cls._vote_log_likelihood is not BaseAggregator._vote_log_likelihood
+
+
+def _default_candidates():
+    """Every aggregator of :mod:`skcrowd.aggregation` that scores held-out votes, with its
+    defaults, but WeightedDawidSkene: its soft labels are not the posteriors of its worker
+    model (Dawid-Skene's), and hedged soft labels score well on held-out votes whatever the
+    labels' accuracy (on zheng_s4_Face_Sentiment_Identification it would win with labels two
+    points worse than Dawid-Skene's)."""
+    from .. import aggregation
+
+    classes = (getattr(aggregation, name) for name in aggregation.__all__)
+    return [cls() for cls in classes
+            if isinstance(cls, type) and cls not in (AggregatorSelector, WeightedDawidSkene)
+            and _scores_held_out_votes(cls())]

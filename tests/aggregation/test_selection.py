@@ -1,0 +1,94 @@
+"""Choosing an aggregator without gold: held-out vote likelihood (AggregatorSelector and
+held_out_vote_scorer)."""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold
+
+from skcrowd import check_votes
+from skcrowd.aggregation import GLAD, AggregatorSelector, DawidSkene, MajorityVote
+from skcrowd.aggregation._majority import _symmetric_accuracy
+from skcrowd.aggregation._selection import held_out_votes
+from skcrowd.metrics import held_out_vote_scorer
+
+from ._regimes import prolific_spammers, skewed_sparse
+
+CANDIDATES = [MajorityVote(random_state=0), DawidSkene(), GLAD()]
+
+
+@pytest.mark.parametrize("regime, truly_better", [(skewed_sparse, DawidSkene),
+                                                  (prolific_spammers, GLAD)])
+def test_selector_picks_the_truly_better_model(regime, truly_better):
+    """Simulated crowds with known truth: class-biased sparse workers (DS 19 points above MV and
+    GLAD) and prolific spammers (GLAD above DS above MV); the held-out votes pick the model
+    with the best gold accuracy."""
+    votes, truth = regime(1)
+    accuracy = [np.mean(c.fit_predict(votes) == truth) for c in CANDIDATES]
+    assert type(CANDIDATES[int(np.argmax(accuracy))]) is truly_better
+    selector = AggregatorSelector(CANDIDATES, random_state=0).fit(votes)
+    assert type(selector.best_estimator_) is truly_better
+    assert selector.cv_results_["rank_test_score"][0] > 1  # not majority vote
+    np.testing.assert_array_equal(selector.predict(votes), selector.best_estimator_.predict(votes))
+
+
+def test_held_out_votes_keep_a_vote_per_task_and_the_share():
+    votes, _ = skewed_sparse(0)
+    v = check_votes(votes)
+    held = held_out_votes(v, 0.2, np.random.RandomState(0))
+    kept = np.bincount(v.task[~held], minlength=v.n_tasks)
+    assert np.all(kept >= 1)
+    assert held.mean() == pytest.approx(0.2, abs=0.02)
+
+
+def test_dawid_skene_held_out_score_by_hand():
+    """log sum_k p(k | other votes) p(vote | k, worker), with the fitted confusion matrices."""
+    votes = np.array([[0, 0, 1, -1], [1, 1, -1, 1], [0, -1, 0, 0], [1, 0, 1, 1]] * 5)
+    ds = DawidSkene(smoothing=1.0).fit(votes)
+    context = check_votes(np.where(np.arange(4) == 3, -1, votes))  # worker 3's votes held out
+    tasks = np.flatnonzero(votes[:, 3] >= 0)
+    got = ds._vote_log_likelihood(context, tasks, np.full(len(tasks), 3), votes[tasks, 3])
+    proba = ds.predict_proba(np.where(np.arange(4) == 3, -1, votes))[tasks]
+    conf = ds.confusion_matrices_[3][:, votes[tasks, 3]].T  # [v, k] = P(answer | k)
+    np.testing.assert_allclose(got, logsumexp(np.log(proba) + np.log(conf), axis=1))
+
+
+def test_majority_vote_accuracy_from_pair_agreement():
+    # a**2 + (1 - a)**2 / (K - 1) = agreement, inverted (Laplace-smoothed pair counts)
+    a = _symmetric_accuracy(np.array([79.0, 98.0]), 3)  # agreement 0.8
+    assert a**2 + (1 - a) ** 2 / 2 == pytest.approx(0.8)
+    # no pairs: agreement 1/2, which binary workers reach only at chance
+    assert _symmetric_accuracy(np.array([0.0, 0.0]), 2) == pytest.approx(0.5)
+
+
+def test_scorer_tunes_a_prior_in_grid_search():
+    votes, _ = skewed_sparse(0)
+    search = GridSearchCV(DawidSkene(), {"smoothing": [0.0, "auto"]},
+                          cv=KFold(3, shuffle=True, random_state=0),
+                          scoring=held_out_vote_scorer).fit(votes)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    assert search.best_params_ == {"smoothing": "auto"}  # unsmoothed DS overfits sparse workers
+
+
+def test_selector_rejects_a_candidate_that_cannot_score_votes():
+    with pytest.raises(TypeError, match="LogisticRegression.*cannot score held-out votes"):
+        AggregatorSelector([DawidSkene(), LogisticRegression()]).fit(np.array([[0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match="candidates is empty"):
+        AggregatorSelector([]).fit(np.array([[0, 1], [1, 1]]))
+
+
+def test_selector_without_two_votes_on_any_task_keeps_the_first():
+    votes = np.array([[0, -1], [-1, 1], [1, -1]])
+    with pytest.warns(UserWarning, match="No task has two votes"):
+        selector = AggregatorSelector([DawidSkene(), MajorityVote()]).fit(votes)
+    assert isinstance(selector.best_estimator_, DawidSkene)
+
+
+def test_default_candidates_score_every_aggregator_that_can():
+    votes, _ = prolific_spammers(0, n_tasks=150)
+    selector = AggregatorSelector(n_splits=1, random_state=0).fit(votes)
+    names = [type(c).__name__ for c in selector.cv_results_["estimator"]]
+    assert {"MajorityVote", "DawidSkene", "GLAD"} <= set(names)
+    assert "WeightedDawidSkene" not in names
