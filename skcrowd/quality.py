@@ -386,8 +386,8 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
     ... # doctest: +NORMALIZE_WHITESPACE
             n_votes  accuracy  known_accuracy  spammer_score
     worker
-    0           151      0.76            0.75            0.4
-    7           141      0.31            0.32            0.0
+    0           151      0.76            0.75           0.36
+    7           141      0.33            0.32           0.02
     """
     pd = _pandas()
     _check_aggregator(aggregator, "worker_report")
