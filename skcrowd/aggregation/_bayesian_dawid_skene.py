@@ -269,6 +269,13 @@ class BayesianDawidSkene(DawidSkene):
         return ds_e_step(layout, expected_log_t, log_priors, resp=resp,
                          log_task_priors=log_task_priors)[0]
 
+    def _vote_log_proba(self, layout, params, task, worker, label):
+        # the posterior predictive of a new vote: the Dirichlet posterior means (DawidSkene's
+        # hook reads log-probabilities from params[0], which holds Dirichlet parameters here)
+        posterior_t = params[0][worker]  # (n_held_out, answers, classes)
+        return safe_log(posterior_t[np.arange(len(worker)), label]
+                        / posterior_t.sum(axis=1))
+
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posterior_t, _, _, log_priors, _ = params
         log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))

@@ -9,6 +9,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from skcrowd import check_votes
 from skcrowd.aggregation import GLAD, AggregatorSelector, DawidSkene, MajorityVote
+from skcrowd.aggregation import BayesianDawidSkene
 from skcrowd.aggregation._majority import _symmetric_accuracy
 from skcrowd.aggregation._selection import held_out_votes
 from skcrowd.metrics import held_out_vote_scorer
@@ -92,3 +93,20 @@ def test_default_candidates_score_every_aggregator_that_can():
     names = [type(c).__name__ for c in selector.cv_results_["estimator"]]
     assert {"MajorityVote", "DawidSkene", "GLAD"} <= set(names)
     assert "WeightedDawidSkene" not in names
+
+
+def test_bayesian_dawid_skene_scores_a_vote_by_its_posterior_mean_confusions():
+    # the variational model keeps Dirichlet parameters, not log-probabilities: a held-out vote
+    # is scored by the posterior predictive, the mean confusion matrix of its worker
+    from skcrowd.datasets import simulate_annotators
+
+    y = np.random.default_rng(0).integers(3, size=200)
+    votes = simulate_annotators(y, 15, accuracy=0.7, votes_per_task=4, random_state=0).votes
+    model = BayesianDawidSkene().fit(votes)
+    v = check_votes(votes)
+    got = model._vote_log_likelihood(v, v.task, v.worker, v.label)
+    proba = model.predict_proba(votes)
+    want = logsumexp(np.log(proba[v.task])
+                     + np.log(model.confusion_matrices_[v.worker, :, v.label]), axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert np.all(got < 0)
