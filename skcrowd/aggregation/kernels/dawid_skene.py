@@ -217,7 +217,7 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
     so that rounding never decides). These hard counts, free of the vote's own weight in its task's
     posterior, are the data of :class:`~skcrowd.aggregation.DawidSkene`'s
     ``smoothing="auto"`` (soft counts make the workers look more alike than they are). numpy
-    on both engines, in chunks of votes; it runs only while the prior settles.
+    (in chunks of votes) or a serial numba pass; it runs only while the prior settles.
 
     Parameters
     ----------
@@ -252,6 +252,11 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
     K = layout.n_classes
     counts = np.zeros(layout.n_workers * K * K)
     log_resp = safe_log(resp)
+    if _engine() == "numba":
+        _ds_cavity_serial(layout.task, layout.cell, log_resp,
+                          np.ascontiguousarray(log_confusions_t).reshape(-1, K), counts,
+                          _CAVITY_TIE)
+        return _added_into(counts.reshape(layout.n_workers, K, K), out)
     step = max(1, _CAVITY_CHUNK // K)
     for start in range(0, layout.n_votes, step):
         stop = min(start + step, layout.n_votes)
@@ -265,7 +270,11 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
         cell = (worker.astype(np.int64) * K + label) * K
         counts += np.bincount((cell[:, None] + np.arange(K)).ravel(), weights=share.ravel(),
                               minlength=counts.size)
-    counts = counts.reshape(layout.n_workers, K, K)
+    return _added_into(counts.reshape(layout.n_workers, K, K), out)
+
+
+def _added_into(counts, out):
+    """``counts``, or ``out`` with ``counts`` added in place when given."""
     if out is None:
         return counts
     out += counts
@@ -561,6 +570,26 @@ if numba is not None:
             else:
                 for a in range(K):
                     counts[j, a, k] = 1.0 / K
+
+    @_jit(parallel=False)
+    def _ds_cavity_serial(task, cell, log_resp, log_conf_rows, counts, tie):
+        """ds_cavity_counts: vote v adds 1 / t to ``counts[cell[v] * K + k]`` for the ``t``
+        classes ``k`` within ``tie`` of its task's best leave-one-out log-posterior."""
+        K = log_resp.shape[1]
+        cavity = np.empty(K)
+        for v in range(task.shape[0]):
+            i, c = task[v], cell[v]
+            best = -np.inf
+            for k in range(K):
+                cavity[k] = log_resp[i, k] - log_conf_rows[c, k]
+                best = max(best, cavity[k])
+            n_tied = 0
+            for k in range(K):
+                if cavity[k] >= best - tie:
+                    n_tied += 1
+            for k in range(K):
+                if cavity[k] >= best - tie:
+                    counts[c * K + k] += 1.0 / n_tied
 
     @_jit(parallel=False)
     def _ds_normalize_serial(counts, pseudo_t):

@@ -16,6 +16,7 @@ from skcrowd.aggregation.kernels import (
     BlockLayout,
     agreement_credit,
     ds_block_statistics,
+    ds_cavity_counts,
     ds_e_step,
     ds_log_confusions,
     ds_vote_share_counts,
@@ -66,6 +67,7 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             naive_soft_labels(layout.task, layout.label, votes.n_tasks, np.exp(log_priors)),
             row_argmax(np.round(resp, 1)),  # ties: the first largest entry
             *ds_vote_share_counts(layout, np.exp(log_priors)),
+            ds_cavity_counts(layout, log_conf_t, resp),
             *ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4)),
                                  log_task_priors=log_task_priors)[:3],
             *glad_block_statistics(layout, abilities, log_betas, log_priors,
