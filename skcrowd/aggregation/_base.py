@@ -23,6 +23,7 @@ sources give the same model.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import numbers
 import sys
@@ -276,6 +277,19 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
             "_vote_log_likelihood (for an EM model: _vote_log_proba); see the Notes of "
             "skcrowd.aggregation._base.BaseEM."
         )
+
+
+@contextlib.contextmanager
+def _as_it_was_on_error(estimator):
+    """Restore ``estimator``'s attributes if the block raises: a fit that fails (bad input, a
+    lost Dask cluster, an interrupt) leaves no half-written fitted attribute."""
+    before = dict(estimator.__dict__)
+    try:
+        yield
+    except BaseException:
+        estimator.__dict__.clear()
+        estimator.__dict__.update(before)
+        raise
 
 
 def _is_pandas_frame(X):
@@ -601,8 +615,7 @@ class BaseEM(BaseAggregator):
             ``X.index`` when ``X`` is a DataFrame, and for long-format votes a
             Series indexed by task id (lazy on Dask).
         """
-        before = dict(self.__dict__)
-        try:
+        with _as_it_was_on_error(self):
             warm = self.warm_start and hasattr(self, "converged_")
             source, owned = self._votes_source(X, reset=not warm)
             try:
@@ -611,12 +624,6 @@ class BaseEM(BaseAggregator):
             finally:
                 if owned:
                     source.close()
-        except BaseException:
-            # a fit that fails (bad input, a lost Dask cluster, an interrupt) leaves the
-            # estimator as it was: no half-written fitted attributes
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
 
     def _task_priors(self, source, X, y, task_prior, *, reset):
         """The validated ``y`` and ``task_prior`` of the tasks of ``source``:

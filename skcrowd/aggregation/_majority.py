@@ -10,7 +10,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseAggregator
+from ._base import BaseAggregator, _as_it_was_on_error
 from .kernels import naive_soft_labels, safe_log
 
 
@@ -120,14 +120,15 @@ class MajorityVote(BaseAggregator):
         self : object
             The fitted aggregator.
         """
-        source, owned = self._votes_source(X, reset=True)
-        try:
-            _, (counts, pairs) = source.map_reduce(_label_counts_block)
-        finally:
-            if owned:
-                source.close()
-        self.class_priors_ = counts / counts.sum()
-        self.vote_accuracy_ = _symmetric_accuracy(pairs, len(self.classes_))
+        with _as_it_was_on_error(self):
+            source, owned = self._votes_source(X, reset=True)
+            try:
+                _, (counts, pairs) = source.map_reduce(_label_counts_block)
+            finally:
+                if owned:
+                    source.close()
+            self.class_priors_ = counts / counts.sum()
+            self.vote_accuracy_ = _symmetric_accuracy(pairs, len(self.classes_))
         return self
 
     def predict_proba(self, X):

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Integral, Interval
 
-from ._base import BaseAggregator
+from ._base import BaseAggregator, _as_it_was_on_error
 from .kernels import SHARES, SOFTMAX, BlockLayout, weighted_vote_proba
 
 
@@ -92,15 +92,16 @@ class BaseWeightedVote(BaseAggregator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X, labels):
-        source, owned = self._votes_source(X, reset=True)
-        try:
-            layout = BlockLayout(source.block.votes)
-            self._fit_layout(layout)
-            if labels:
-                return self._task_output(source, self._labels(self._layout_proba(layout)), X)
-        finally:
-            if owned:
-                source.close()
+        with _as_it_was_on_error(self):
+            source, owned = self._votes_source(X, reset=True)
+            try:
+                layout = BlockLayout(source.block.votes)
+                self._fit_layout(layout)
+                if labels:
+                    return self._task_output(source, self._labels(self._layout_proba(layout)), X)
+            finally:
+                if owned:
+                    source.close()
         return None
 
     def _layout_proba(self, layout):

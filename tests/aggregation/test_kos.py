@@ -87,6 +87,21 @@ def test_more_than_two_classes_raise_naming_them():
         KOS(n_classes=3).fit(np.array([[0, 1], [1, 1]]))
 
 
+def test_a_failed_fit_leaves_the_estimator_as_it_was():
+    # classes_ and n_features_in_ are recorded before the K > 2 check: a failed fit undoes them
+    kos = KOS()
+    with pytest.raises(ValueError, match="binary method"):
+        kos.fit(np.array([[0, 1], [2, 1]]))
+    assert [name for name in vars(kos) if name.endswith("_")] == []
+    fitted = KOS(random_state=0).fit(np.array([[0, 1], [1, 1], [0, 0]]))
+    before = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in vars(fitted).items()}
+    with pytest.raises(ValueError, match="binary method"):
+        fitted.fit(np.array([[0, 1], [2, 1]]))
+    assert vars(fitted).keys() == before.keys()
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(fitted, name), value)
+
+
 def test_outputs_are_consistent(votes):
     votes, _ = votes
     kos = KOS(random_state=0).fit(votes)
