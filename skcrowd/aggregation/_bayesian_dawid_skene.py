@@ -270,14 +270,18 @@ class BayesianDawidSkene(DawidSkene):
                          log_task_priors=log_task_priors)[0]
 
     def _vote_log_proba(self, layout, params, task, worker, label):
-        # the posterior predictive of a new vote: the Dirichlet posterior means (DawidSkene's
-        # hook reads log-probabilities from params[0], which holds Dirichlet parameters here)
-        posterior_t = params[0][worker]  # (n_held_out, answers, classes)
-        return safe_log(posterior_t[np.arange(len(worker)), label]
-                        / posterior_t.sum(axis=1))
+        # the posterior predictive of a new vote (DawidSkene's hook reads log-probabilities
+        # from params[0], which holds Dirichlet parameters here)
+        return _log_posterior_means(params[0])[worker, label]
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posterior_t, _, _, log_priors, _ = params
-        log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
         return (self._soft_labels(layout, params, resp, log_task_priors=log_task_priors),
-                ds_e_step(layout, log_means_t, log_priors, log_task_priors=log_task_priors)[1])
+                ds_e_step(layout, _log_posterior_means(posterior_t), log_priors,
+                          log_task_priors=log_task_priors)[1])
+
+
+def _log_posterior_means(posterior_t):
+    """``[j, l, k] = log E_q[pi[j, k, l]]`` of the Dirichlet parameters ``posterior_t[j, l, k]``:
+    the posterior predictive of worker ``j`` answering ``l`` on a task of class ``k``."""
+    return safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))

@@ -159,10 +159,7 @@ def ds_worker_counts(layout, resp, *, out=None):
         counts = np.empty((layout.n_workers, K, n_states)) if out is None else out
         _ds_worker_counts_parallel(indptr, task, label, resp, counts, out is None)
         return counts
-    if out is None:
-        return counts
-    out += counts
-    return out
+    return _added_into(counts, out)
 
 
 def ds_vote_share_counts(layout, empty_row):
