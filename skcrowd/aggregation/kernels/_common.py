@@ -434,6 +434,29 @@ if numba is not None:
                 rows[b, k] = logits[k, b] * total[b]
         return log_sum + np.log(product)
 
+    @_jit(parallel=False, inline="always", fastmath={"contract"})
+    def _softmax_batch(rows, start, n, logits, top, total, resp, task_ll, e_step):
+        """The posteriors of the batch of tasks ``start..start+n-1`` from their logit ``rows``
+        (:func:`_softmax_columns`), copied into ``resp`` when it has rows; with ``e_step``,
+        each task's log-likelihood into ``task_ll``. Returns their summed log-likelihood."""
+        K = rows.shape[1]
+        log_lik = _softmax_columns(rows, n, logits, top, total)
+        if resp.shape[0] > 0:
+            for b in range(n):
+                for k in range(K):
+                    resp[start + b, k] = rows[b, k]
+        if e_step:
+            for b in range(n):
+                task_ll[start + b] = top[b] - np.log(total[b])  # total holds 1 / sum
+        return log_lik
+
+    @_jit(parallel=False, inline="always")
+    def _batch_rows(resp, start, n, rows):
+        """Rows ``start..start+n-1`` of ``resp`` into the batch's ``rows``."""
+        for b in range(n):
+            for k in range(rows.shape[1]):
+                rows[b, k] = resp[start + b, k]
+
     @_jit(parallel=False)
     def _softmax_row(row, log_prior, shift):
         """In place: row <- softmax(row + shift + log_prior); returns the log-sum-exp."""

@@ -441,7 +441,7 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
 
 
 if numba is not None:
-    from ._common import _counts_to_shares, _softmax_columns, prange
+    from ._common import _batch_rows, _counts_to_shares, _softmax_batch, prange
 
     @_jit(parallel=False, fastmath={"contract"})
     def _ds_chunk(first, stop, indptr, cell, log_conf_t, log_prior, resp, task_ll, counts,
@@ -473,7 +473,6 @@ if numba is not None:
         logits = np.empty((K, B))
         top = np.empty(B)
         total = np.empty(B)
-        store = resp.shape[0] > 0
         if mode != _E_STEP:
             counts[:] = 0.0
             class_counts[:] = 0.0
@@ -481,9 +480,7 @@ if numba is not None:
         for start in range(first, stop, B):
             n = min(B, stop - start)
             if mode == _COUNTS:
-                for b in range(n):
-                    for k in range(K):
-                        rows[b, k] = resp[start + b, k]
+                _batch_rows(resp, start, n, rows)
             elif mode == _VOTE_SHARES:
                 for b in range(n):
                     i = start + b
@@ -502,14 +499,9 @@ if numba is not None:
                         c = np.uint64(cell[v])
                         for k in range(K):
                             rows[b, k] += log_conf_t[c, k]
-                log_lik += _softmax_columns(rows, n, logits, top, total)
-                if store:
-                    for b in range(n):
-                        for k in range(K):
-                            resp[start + b, k] = rows[b, k]
+                log_lik += _softmax_batch(rows, start, n, logits, top, total, resp, task_ll,
+                                          mode == _E_STEP)
                 if mode == _E_STEP:
-                    for b in range(n):
-                        task_ll[start + b] = top[b] - np.log(total[b])  # total holds 1 / sum
                     continue
             for b in range(n):
                 i = start + b

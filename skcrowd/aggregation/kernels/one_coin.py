@@ -293,7 +293,7 @@ def _oc_pass(layout, per_cell, mode, n_chunks, resp, log_other=None, log_ratio=N
 
 
 if numba is not None:
-    from ._common import _softmax_columns, prange
+    from ._common import _batch_rows, _softmax_batch, prange
 
     @_jit(parallel=False, fastmath={"contract"})
     def _oc_chunk(first, stop, indptr, slot, label, log_other, log_ratio, log_prior, resp,
@@ -316,7 +316,6 @@ if numba is not None:
         logits = np.empty((K, B))
         top = np.empty(B)
         total = np.empty(B)
-        store = resp.shape[0] > 0
         if mode != _E_STEP:
             agreement[:] = 0.0
             class_counts[:] = 0.0
@@ -324,9 +323,7 @@ if numba is not None:
         for start in range(first, stop, B):
             n = min(B, stop - start)
             if mode == _COUNTS:
-                for b in range(n):
-                    for k in range(K):
-                        rows[b, k] = resp[start + b, k]
+                _batch_rows(resp, start, n, rows)
             else:
                 for b in range(n):
                     i = start + b
@@ -340,14 +337,9 @@ if numba is not None:
                     r = i if per_task else 0
                     for k in range(K):
                         rows[b, k] += base + log_prior[r, k]
-                log_lik += _softmax_columns(rows, n, logits, top, total)
-                if store:
-                    for b in range(n):
-                        for k in range(K):
-                            resp[start + b, k] = rows[b, k]
+                log_lik += _softmax_batch(rows, start, n, logits, top, total, resp, task_ll,
+                                          mode == _E_STEP)
                 if mode == _E_STEP:
-                    for b in range(n):
-                        task_ll[start + b] = top[b] - np.log(total[b])  # total holds 1 / sum
                     continue
             for b in range(n):
                 i = start + b
