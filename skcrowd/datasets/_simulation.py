@@ -249,7 +249,7 @@ def _distinct_workers_by_rejection(k, n_workers, rng):
     check = np.arange(len(task))
     while len(check):
         key = task[check] * n_workers + worker[check]
-        order = np.argsort(key)
+        order = np.argsort(key, kind="stable")  # ties: the first draw stays, the later redraw
         sorted_key = key[order]
         dup = check[order[1:][sorted_key[1:] == sorted_key[:-1]]]
         if not len(dup):
