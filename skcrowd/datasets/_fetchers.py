@@ -45,6 +45,19 @@ def _dataset(name):
     )
 
 
+def _check_convertible(dataset):
+    """Raise a ValueError for a dataset that is pinned but has no converter yet."""
+    if dataset.convertible:
+        return
+    files = ", ".join(f.path.rsplit("/", 1)[-1] for f in dataset.remote_files())
+    raise ValueError(
+        f"{dataset.name} cannot be loaded yet: its converter is not written yet. "
+        f"{dataset.name} is: {dataset.title} Its source files are pinned ({files}, of "
+        f"github.com/{dataset.repository} at commit {dataset.commit[:7]}), and "
+        f"list_crowd_datasets() marks it convertible=False."
+    )
+
+
 def _sources_missing(dataset, home):
     return [
         str(remote.local_path(home)) for remote in dataset.remote_files()
@@ -60,6 +73,7 @@ def dataset_folder(name, *, data_home=None, download_if_missing=True):
     folder has no ``votes.csv``; read as is otherwise.
     """
     dataset = _dataset(name)
+    _check_convertible(dataset)
     home = Path(get_data_home(data_home))
     folder = home / name
     if (folder / "votes.csv").is_file():
@@ -148,8 +162,11 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
     Raises
     ------
     ValueError
-        If ``name`` is unknown (the message lists the names), or a source
-        file does not have the expected content (naming file, line, value).
+        If ``name`` is unknown (the message lists the names), names a dataset
+        whose files are pinned but whose converter is not written yet
+        (``convertible`` is False in :func:`list_crowd_datasets`; nothing is
+        downloaded), or a source file does not have the expected content
+        (naming file, line, value).
     OSError
         If the dataset is absent and cannot be downloaded (the message names
         the URL and the offline alternatives), or a download does not match
@@ -187,15 +204,20 @@ def list_crowd_datasets():
 
     Counts are those skcrowd's converter produced from the pinned source
     files (missing, as ``<NA>``, for crowds whose files have not been
-    converted by the developers yet); nothing is downloaded.
+    converted by the developers yet); nothing is downloaded. The table also
+    lists the datasets whose source files are pinned but whose converter is
+    not written yet (``convertible`` False, no counts):
+    :func:`fetch_crowd_dataset` raises a ``ValueError`` for them.
 
     Returns
     -------
     pandas.DataFrame
-        One row per crowd: ``name``; ``tasks``, ``workers``, ``classes``,
-        ``votes``, ``gold`` (tasks with a gold label); ``duplicates`` (repeated
-        (task, worker) votes dropped); ``mv_accuracy`` (majority vote on the
-        gold tasks, ties counted as a uniform pick); ``features``;
+        One row per crowd: ``name``; ``convertible`` (False: pinned, but
+        :func:`fetch_crowd_dataset` cannot convert it yet); ``tasks``,
+        ``workers``, ``classes``, ``votes``, ``gold`` (tasks with a gold
+        label); ``duplicates`` (repeated (task, worker) votes dropped);
+        ``mv_accuracy`` (majority vote on the gold tasks, ties counted as a
+        uniform pick); ``features``;
         ``same_crowd_as`` (another crowd of the table holding the same votes,
         published separately: count them once in a benchmark);
         ``download_mb`` (size of the source files); ``source`` (repository and
@@ -207,6 +229,8 @@ def list_crowd_datasets():
     >>> table = list_crowd_datasets()
     >>> table.set_index("name").loc["zhang2014_dog", ["tasks", "workers", "classes"]].tolist()
     [807, 109, 4]
+    >>> table.loc[~table["convertible"], "name"].tolist()
+    ['movie_reviews_rodrigues', 'conll2003_ner_mturk', 'metaphor_novelty_parde']
     """
     try:
         import pandas as pd
@@ -220,6 +244,7 @@ def list_crowd_datasets():
         counts = dataset.counts
         rows.append({
             "name": dataset.name,
+            "convertible": dataset.convertible,
             **{c: (getattr(counts, c) if counts else None) for c in columns},
             "mv_accuracy": counts.mv_accuracy if counts else None,
             "features": dataset.features,

@@ -10,6 +10,12 @@ holds three crowds: ``snow2008_rte``, ``snow2008_temp``, ``snow2008_wsd``).
 so that :func:`~skcrowd.datasets.list_crowd_datasets` works offline (a test
 converts the files again and compares); None where the converter has not
 been run on the real files yet.
+
+A few datasets of the table are pinned before skcrowd can convert them (a
+regression, a sequence-labelling and an ordinal crowd): their
+:class:`CrowdDataset` has ``convert=None``, so their files are listed, sized
+and checked like the others, and :func:`~skcrowd.datasets.fetch_crowd_dataset`
+says that their converter is not written yet.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ _COMMITS = {
     "zhydhkcws/crowd_truth_infer": "6dfcd829267d291b035405898b9a407e8a366241",
     "maifulmax/TIN-model": "c57de9f2f180c6995a46960cfe145c84f73c3a42",
     "edwinrobots/bayesian_combination_tutorial2": "8ac4cbb6b2cc66d25828015caf31c21710e3f3e9",
+    "fmpr/MA-sLDAr": "c1bb161a5cd89a260f47b9899950e6cd59379ba4",
+    "thanhan/seqcrowd-acl17": "2a8a86f9ab4121d16b5abe5437bc764d306b87ae",
+    "natalieparde/label-aggregation": "148871ce97df2ae19d66f32e848373459037a5e0",
 }
 _SOURCES = {
     "labelme": (
@@ -240,6 +249,35 @@ _SOURCES = {
              "158786ca0caa0b668439d3381d1bacbffd5f7cbc29bfd0eb33f575ff14d64c73"),
         ),
     ),
+    # pinned, no converter yet (convert=None below)
+    "movie_reviews_rodrigues": (
+        "fmpr/MA-sLDAr", "MovieReviews/", (
+            ("answers.txt", 1980361,
+             "9c82c808a80529df0f5e9269cb68dae9b55f96a13a9fa47257fde6fb9091d423"),
+            ("data_train_amt.txt", 1300367,
+             "6cf30515bbb071cf978a23b5494da7c09a9ac27681ab46f09124829941323b16"),
+            ("labels_train_amt.txt", 6210,
+             "298a85a454a3c08c1e88ce7503b66309857be6c267bcf753503631d893f0b7e5"),
+            ("data_test.txt", 2976302,
+             "4b561a2e300acfd54b8fbb0134b9158e430eb2e5ce871aa87ecc2a52824cce4a"),
+            ("labels_test.txt", 14507,
+             "1cbe2e3b037b42c2bf6eb4a004fb1a34b2cfeaa8f8189c988025ae9096b01c99"),
+        ),
+    ),
+    "conll2003_ner_mturk": (
+        "thanhan/seqcrowd-acl17", "", (
+            ("task1.zip", 2148104,
+             "bee337089cd5ee776f475b50aef7fd670155909c02d0cd360db602ec9e82e10d"),
+        ),
+    ),
+    "metaphor_novelty_parde": (
+        "natalieparde/label-aggregation", "feature_extraction/sample_input/", (
+            ("anonymized_combined_hits_1-100.csv", 482760,
+             "fb92a6c4c6bcd1e1f39830361f0b51066040dd6a05c1512bb7c729f9cedf0735"),
+            ("expert_combined_hits_1-100.csv", 89947,
+             "dc58d409a495c3f3e8e5b8856bf6aacce234c0c103ac53ebc1059682cbcc76a1"),
+        ),
+    ),
 }
 
 
@@ -263,13 +301,22 @@ COUNTS = {
     "zhang2014_bluebird": Counts(108, 39, 2, 4212, 108, 0, 0.7593),
     "zhang2014_dog": Counts(807, 109, 4, 8070, 807, 0, 0.8222),
     "zhang2014_rte": Counts(800, 164, 2, 8000, 800, 0, 0.8969),
+    "zhang2014_trec": Counts(19033, 762, 2, 88385, 2275, 0, 0.6514),
+    "zhang2014_web": Counts(2665, 177, 5, 15567, 2653, 0, 0.7307),
+    "act_CF": Counts(300, 461, 5, 1720, 300, 0, 0.8822),
+    "act_CF_amt": Counts(300, 110, 5, 6025, 300, 5, 0.8533),
     "act_SP": Counts(4999, 203, 2, 27746, 4999, 0, 0.8859),
     "act_SP_amt": Counts(500, 143, 2, 10000, 500, 0, 0.943),
+    "act_ZenCrowd_all": Counts(2040, 78, 2, 20125, 2040, 1730, 0.8292),
+    "act_ZenCrowd_in": Counts(2040, 25, 2, 10495, 2040, 710, 0.74),
+    "act_ZenCrowd_us": Counts(2040, 74, 2, 11155, 2040, 1035, 0.8605),
     "zheng_d_Duck_Identification": Counts(108, 39, 2, 4212, 108, 0, 0.7593),
     "zheng_d_jn_product": Counts(8315, 176, 2, 24945, 8315, 0, 0.8966),
     "zheng_d_sentiment": Counts(1000, 85, 2, 20000, 1000, 0, 0.9335),
     "zheng_s4_Dog_data": Counts(807, 109, 4, 8070, 807, 0, 0.8222),
     "zheng_s4_Face_Sentiment_Identification": Counts(584, 27, 4, 5242, 584, 0, 0.6367),
+    "zheng_s4_Relevance": Counts(20232, 766, 4, 96883, 4460, 1570, 0.5424),
+    "zheng_s5_AdultContent": Counts(11040, 825, 4, 89799, 333, 2922, 0.7583),
     "snow2008_rte": Counts(800, 164, 2, 8000, 800, 0, 0.8969),
     "snow2008_temp": Counts(462, 76, 2, 4620, 462, 0, 0.9361),
     "snow2008_wsd": Counts(177, 34, 3, 1770, 177, 0, 0.9944),
@@ -284,14 +331,16 @@ class CrowdDataset:
 
     ``convert`` takes ``{file name: local path}`` of the files it reads
     (``files``; None: every pinned file of ``source``) and returns a
-    :class:`~skcrowd.datasets._converters.Crowd`. ``same_as`` names another
-    crowd of :data:`DATASETS` that holds the same votes, published
-    separately (a benchmark should count them once).
+    :class:`~skcrowd.datasets._converters.Crowd`; it is None for a dataset
+    that is pinned but whose converter is not written yet (see
+    :attr:`convertible`). ``same_as`` names another crowd of :data:`DATASETS`
+    that holds the same votes, published separately (a benchmark should count
+    them once).
     """
 
     name: str
     source: str
-    convert: Callable
+    convert: Callable | None
     title: str
     description: str
     reference: str
@@ -299,6 +348,11 @@ class CrowdDataset:
     files: tuple | None = None
     same_as: str | None = None
     licence: str = _NO_LICENCE
+
+    @property
+    def convertible(self):
+        """Whether skcrowd converts the pinned files (False: its converter is not written yet)."""
+        return self.convert is not None
 
     @property
     def counts(self):
@@ -325,8 +379,9 @@ class CrowdDataset:
         """The dataset's description: the crowd, its source files, reference and licence."""
         files = ", ".join(f.path.rsplit("/", 1)[-1] for f in self.remote_files())
         same = f" {_SAME_AS.format(other=self.same_as)}" if self.same_as else ""
+        pending = "" if self.convertible else f" {_NOT_CONVERTIBLE}"
         paragraphs = (
-            self.title, self.description + same,
+            self.title, self.description + same + pending,
             f"Source files: {files}, of github.com/{self.repository} at commit {self.commit}.",
             f"Reference: {self.reference}", f"Licence: {self.licence}.",
         )
@@ -383,6 +438,10 @@ _PYLEARNINGCROWDS = (
     "Copy in the PyLearningCrowds repository. answers.txt: a matrix with a row per task and a "
     "column per worker, whitespace-separated class indices, -1 where the worker did not vote. "
     "{prefix}_Z_{{split}}.txt: one gold class index per line."
+)
+_NOT_CONVERTIBLE = (
+    "skcrowd cannot convert this dataset yet: its source files are pinned, but its converter is "
+    "not written yet."
 )
 _SAME_AS = (
     "The same crowd as {other}, published separately: same counts, same votes and gold label "
@@ -629,5 +688,65 @@ DATASETS = (
         title="Word sense disambiguation of 'president' (3 senses, labels 1-3), Snow et al. "
               "2008.",
         description=_SNOW_FORMAT.format(member="wsd.standardized.tsv"),
+    ),
+    # pinned, no converter yet: a regression, a sequence-labelling and an ordinal crowd
+    CrowdDataset(
+        name="movie_reviews_rodrigues", source="movie_reviews_rodrigues", convert=None,
+        title="Movie review ratings (regression: continuous ratings on a 0-1 scale), crowd "
+              "answers from Amazon Mechanical Turk.",
+        description=(
+            "1500 movie reviews rated by the crowd, with the true rating of each, and 3506 test "
+            "reviews with their true rating and no answers; features: the reviews as "
+            "bag-of-words counts. Copy in Rodrigues et al.'s MA-sLDAr repository. answers.txt: "
+            "a 1500 x 135 matrix (reviews x workers), space-separated ratings in steps of 0.1, "
+            "999999999 where the worker did not answer. labels_train_amt.txt, labels_test.txt: "
+            "one true rating per line. data_train_amt.txt, data_test.txt: one review per line "
+            "in LDA-C format ('n id:count id:count ...')."
+        ),
+        reference=(
+            "F. Rodrigues, M. Lourenco, B. Ribeiro and F. C. Pereira. \"Learning supervised "
+            "topic models for classification and regression from crowds\". IEEE TPAMI 39(12), "
+            "2017. B. Pang and L. Lee. \"Seeing stars: exploiting class relationships for "
+            "sentiment categorization with respect to rating scales\". ACL, 2005."
+        ),
+        features="bag-of-words counts; test 3506 reviews with true ratings",
+    ),
+    CrowdDataset(
+        name="conll2003_ner_mturk", source="conll2003_ner_mturk", convert=None,
+        title="Named-entity tags of CoNLL-2003 sentences (sequence labelling: BIO tags of "
+              "persons, locations, organizations, miscellaneous), crowd tags from Amazon "
+              "Mechanical Turk (47 workers).",
+        description=(
+            "Copy in Nguyen et al.'s seqcrowd-acl17 repository. task1.zip holds "
+            "task1/{val,test}/ground_truth/<document>.txt (the gold tags: one 'token TAG' per "
+            "line, a blank line between sentences) and "
+            "task1/{val,test}/mturk_train_data/<worker>/<document>.txt (a worker's tags of a "
+            "document, in the same format)."
+        ),
+        reference=(
+            "F. Rodrigues, F. C. Pereira and B. Ribeiro. \"Sequence labeling with multiple "
+            "annotators\". Machine Learning 95(2), 2014. A. T. Nguyen, B. C. Wallace, J. J. Li, "
+            "A. Nenkova and M. Lease. \"Aggregating and predicting sequence labels from crowd "
+            "annotations\". ACL, 2017. E. F. Tjong Kim Sang and F. De Meulder. \"Introduction "
+            "to the CoNLL-2003 shared task: language-independent named entity recognition\". "
+            "CoNLL, 2003."
+        ),
+        features="the sentences' tokens",
+    ),
+    CrowdDataset(
+        name="metaphor_novelty_parde", source="metaphor_novelty_parde", convert=None,
+        title="Metaphor novelty of word pairs (ordinal: scores 0-3), crowd scores from Amazon "
+              "Mechanical Turk, with an expert's scores as gold.",
+        description=(
+            "anonymized_combined_hits_1-100.csv: a Mechanical Turk results file, one row per "
+            "assignment ('HITId,AssignmentId,WorkerId,...'); each 'Answer.*' cell holds "
+            "'<itemId> <score>', so one row carries several votes. "
+            "expert_combined_hits_1-100.csv: the same layout, one expert's scores (the gold)."
+        ),
+        reference=(
+            "N. Parde and R. D. Nielsen. \"Finding patterns in noisy crowds: regression-based "
+            "annotation aggregation for crowdsourced data\". EMNLP, 2017."
+        ),
+        licence="CC BY-SA 3.0",
     ),
 )
