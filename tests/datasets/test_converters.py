@@ -1,9 +1,9 @@
 """Converters of the public crowds' formats, on small files written in each published layout.
 
-The crowds whose files are not in the shared data (music, zhang2014_trec/web, act_CF/CF_amt/MS,
-act_ZenCrowd_*, zheng_s4_Relevance, zheng_s5_AdultContent) are checked here only, on synthetic
-files in the layouts their formats share with the served crowds (string ids, URLs as task ids,
-repeated (task, worker) pairs, CR line endings, gold labels for part of the tasks).
+The crowds whose files the shared data keeps back (music, act_MS) are checked here only, on
+synthetic files in the layouts their formats share with the served crowds (string ids, URLs as
+task ids, repeated (task, worker) pairs, CR line endings, gold labels for part of the tasks); the
+served crowds are also converted from their real files in test_download.py.
 """
 
 import io

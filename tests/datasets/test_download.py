@@ -30,19 +30,24 @@ pytest.importorskip("pooch")
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SOURCES = SHARED_DATA / "sources"
 
-#: crowds whose pinned files the shared sources/ folder serves
+#: pinned sources whose files the shared sources/ folder keeps back (its README: music and act_MS
+#: are kept for checking the defaults on a crowd nobody tuned on)
+KEPT_BACK = {"music", "act_MS"}
+#: convertible crowds whose pinned files the shared sources/ folder serves
 SERVED = [
     name for name, dataset in CROWD_DATASETS.items()
-    if SOURCES.is_dir() and all((SOURCES / f.key).is_file() for f in dataset.remote_files())
+    if dataset.convertible and SOURCES.is_dir()
+    and all((SOURCES / f.key).is_file() for f in dataset.remote_files())
 ]
-#: crowd -> shared folder holding the same crowd, normalized
+#: shared folders named otherwise than the crowd they hold
+_FOLDER_NAMES = {"sentiment_polarity": "sentiment_polarity_rodrigues"}
+#: crowd -> shared folder holding the same crowd, normalized (where the shared data has one)
 SHARED_FOLDERS = {
-    "labelme": "labelme",
-    "sentiment_polarity": "sentiment_polarity_rodrigues",
-    "snow2008_rte": "snow2008_rte",
-    "snow2008_temp": "snow2008_temp",
-    **{name: name for name in CROWD_DATASETS if name.startswith("zheng_")},
+    name: _FOLDER_NAMES.get(name, name) for name in CROWD_DATASETS
+    if (SHARED_DATA / _FOLDER_NAMES.get(name, name) / "votes.csv").is_file()
 }
+#: normalized shared folders of no pinned crowd (CIFAR-10N has no pinned source: not fetched)
+UNPINNED_FOLDERS = {"cifar10n"}
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -94,13 +99,44 @@ def fetched(sources, tmp_path_factory):
     return home, datasets
 
 
-def test_the_served_crowds_are_the_expected_ones(sources):
-    assert sorted(SERVED) == sorted([
-        "labelme", "sentiment_polarity", "zhang2014_bluebird", "zhang2014_dog", "zhang2014_rte",
-        "act_SP", "act_SP_amt", "zheng_d_Duck_Identification", "zheng_d_jn_product",
-        "zheng_d_sentiment", "zheng_s4_Dog_data", "zheng_s4_Face_Sentiment_Identification",
-        "snow2008_rte", "snow2008_temp", "snow2008_wsd",
-    ])
+def test_sources_holds_every_pinned_file_but_those_kept_back(sources):
+    pinned = {
+        remote.key: (source, remote)
+        for source, (repository, folder, files) in _registry._SOURCES.items()
+        for remote in [_download.RemoteFile(repository, _registry._COMMITS[repository],
+                                            folder + name, size, sha256)
+                       for name, size, sha256 in files]
+    }
+    served = {p.relative_to(sources).as_posix() for p in sources.rglob("*") if p.is_file()}
+    assert served == {key for key, (source, _) in pinned.items() if source not in KEPT_BACK}
+    for key in served:  # byte for byte the pinned files
+        remote = pinned[key][1]
+        assert (sources / key).stat().st_size == remote.size, key
+        assert _download.sha256_of(sources / key) == remote.sha256, key
+
+
+def test_the_served_crowds_are_the_convertible_ones(sources):
+    assert SERVED == [name for name, dataset in CROWD_DATASETS.items()
+                      if dataset.convertible and dataset.source not in KEPT_BACK]
+    # the pinned datasets without a converter are served too, and not fetched
+    assert {name for name, dataset in CROWD_DATASETS.items() if not dataset.convertible} == {
+        "movie_reviews_rodrigues", "conll2003_ner_mturk", "metaphor_novelty_parde"}
+    # every normalized shared folder is compared with its crowd, converted from the pinned files
+    normalized = {p.name for p in SHARED_DATA.iterdir() if (p / "votes.csv").is_file()}
+    assert normalized - set(SHARED_FOLDERS.values()) == UNPINNED_FOLDERS & normalized
+    assert set(SHARED_FOLDERS) <= set(SERVED)
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_FOLDERS) or ["none_shared"])
+def test_recorded_counts_are_those_of_the_shared_folder(name):
+    if name not in SHARED_FOLDERS:
+        pytest.skip(f"no normalized shared folder in {SHARED_DATA}")
+    stats = json.loads((SHARED_DATA / SHARED_FOLDERS[name] / "stats.json").read_text())
+    assert _registry.COUNTS[name] == (
+        stats["n_tasks"], stats["n_workers"], stats["n_classes"], stats["n_votes"],
+        stats["n_gold"], stats["duplicate_task_worker_pairs_dropped"],
+        stats["mv_accuracy_random_ties"],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -146,7 +182,7 @@ def original_triplets(folder):
 @pytest.mark.parametrize("name", sorted(set(SHARED_FOLDERS) & set(SERVED)) or ["none_served"])
 def test_conversion_equals_the_shared_folder(fetched, name):
     home, datasets = fetched
-    shared = SHARED_DATA / SHARED_FOLDERS[name]
+    shared = SHARED_DATA / SHARED_FOLDERS.get(name, name)
     if not (shared / "votes.csv").is_file():
         pytest.skip(f"no shared folder {shared}")
     mine, theirs = original_triplets(home / name), original_triplets(shared)
