@@ -61,18 +61,23 @@ def test_labelme_votes_gold_and_features(shared_data):
     assert load_crowd_dataset(folder, features=None).data is None
 
 
-def zheng_folders():
-    return sorted(p.name for p in SHARED_DATA.glob("zheng_*")) or ["zheng_absent"]
+def shared_folders():
+    """Every normalized crowd folder of the shared data (those with a stats.json)."""
+    found = sorted(p.name for p in SHARED_DATA.glob("*") if (p / "stats.json").is_file())
+    return found or ["shared_absent"]
 
 
-@pytest.mark.parametrize("name", zheng_folders())
-def test_zheng_datasets_match_their_stats(shared_data, name):
+@pytest.mark.parametrize("name", shared_folders())
+def test_shared_datasets_match_their_stats(shared_data, name):
     folder = shared_data / name
     if not folder.is_dir():
         pytest.skip(f"{name} is absent from the shared data")
     ds = load_crowd_dataset(folder)
-    check_against_stats(ds, json.loads((folder / "stats.json").read_text()))
-    assert ds.data is None and ds.data_test is None and ds.target_test is None
+    stats = json.loads((folder / "stats.json").read_text())
+    check_against_stats(ds, stats)
+    if "feature_dim" not in stats:  # features are checked in the LabelMe test
+        assert ds.data is None and ds.data_test is None
+    assert (ds.target_test is None) == (not (folder / "labels_test.npy").is_file())
     original = np.loadtxt(folder / "tasks.csv", delimiter=",", skiprows=1, dtype=str)
     assert str(ds.task_ids[int(original[-1, 0])]) == original[-1, 1]
     assert len(set(ds.task_ids.tolist())) == len(ds.task_ids)  # "6_11" is not 611
