@@ -2,9 +2,11 @@
 
 Floors are the accuracies measured with the default parameters, rounded down by about 0.005
 (``MajorityVote(random_state=0)``, whose ties are random, is the reference that Dawid-Skene must
-not lose to).
+not lose to). The floors hold for the crowds they were measured on; the comparison with majority
+vote runs on every crowd of the shared data that has gold labels, found by listing its folders.
 """
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +29,44 @@ MEASURED = {
     "zheng_s4_Dog_data": (0.8228, 0.8414, 0.8327, 0.8327),
     "zheng_s4_Face_Sentiment_Identification": (0.637, 0.6524, 0.6318, 0.6318),
     "cifar10n": (0.9116, 0.9148, 0.9108, 0.9114),
+    # the crowds added to the shared data later (issue 22), measured when they arrived
+    "act_CF": (0.8767, 0.8933, 0.8867, 0.8833),
+    "act_CF_amt": (0.8533, 0.85, 0.8533, 0.8533),
+    "act_ZenCrowd_all": (0.8289, 0.7897, 0.8387, 0.8304),
+    "act_ZenCrowd_in": (0.7407, 0.7618, 0.7647, 0.7691),
+    "act_ZenCrowd_us": (0.8608, 0.8206, 0.8662, 0.8716),
+    "zhang2014_web": (0.7233, 0.7949, 0.7132, 0.8436),
+    "zhang2014_trec": (0.6492, 0.7108, 0.6448, 0.5727),
+    "zheng_s4_Relevance": (0.5426, 0.62, 0.55, 0.4904),
+    "zheng_s5_AdultContent": (0.7568, 0.7538, 0.7387, 0.7598),
 }
 MARGIN = 0.005
+SLOW = {"cifar10n"}
+
+# crowds where Dawid-Skene loses to majority vote by more than MARGIN: (DS, MV) measured
+DS_BELOW_MV = {
+    "act_ZenCrowd_all": (0.7897, 0.8289),
+    "act_ZenCrowd_us": (0.8206, 0.8608),
+}
+
+
+def _shared_crowds():
+    """Every folder of the shared data with votes and gold labels."""
+    if not DATA.is_dir():
+        return []
+    return sorted(p.name for p in DATA.iterdir()
+                  if (p / "votes.csv").is_file() and (p / "truth.csv").is_file())
+
+
+def _case(name):
+    marks = [pytest.mark.slow] if name in SLOW else []
+    if name in DS_BELOW_MV:
+        ds, mv = DS_BELOW_MV[name]
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+            f"finding for issue 23 (aggregation on unseen crowds): on {name} DawidSkene's gold "
+            f"accuracy is {ds} against MajorityVote(random_state=0)'s {mv}, below the bound "
+            f"DS >= MV - {MARGIN}")))
+    return pytest.param(name, marks=marks)
 
 
 def _load(name):
@@ -44,16 +82,33 @@ def _load(name):
     return X, truth.task.to_numpy(), truth.label.to_numpy()
 
 
+@functools.lru_cache(maxsize=None)
+def _accuracies(name):
+    """Gold accuracy of MV, DS, WDS and GLAD with their defaults, fitted once per crowd."""
+    X, tasks, gold = _load(name)
+    return {
+        type(model).__name__: float(np.mean(model.fit_predict(X)[tasks] == gold))
+        for model in (MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD())
+    }
+
+
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.slow) if name == "cifar10n" else name
-    for name in MEASURED
+    pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name for name in MEASURED
 ])
 def test_accuracy_on_gold_labels(name):
-    X, tasks, gold = _load(name)
-    accuracy = {}
-    for model in (MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD()):
-        accuracy[type(model).__name__] = np.mean(model.fit_predict(X)[tasks] == gold)
+    accuracy = _accuracies(name)
     floors = dict(zip(accuracy, MEASURED[name]))
     for method, value in accuracy.items():
         assert value >= floors[method] - MARGIN, (method, value)
-    assert accuracy["DawidSkene"] >= accuracy["MajorityVote"] - MARGIN
+
+
+@pytest.mark.parametrize("name", [_case(name) for name in _shared_crowds()] or ["none_shared"])
+def test_dawid_skene_does_not_lose_to_majority_vote(name):
+    accuracy = _accuracies(name)
+    assert accuracy["DawidSkene"] >= accuracy["MajorityVote"] - MARGIN, accuracy
+
+
+def test_every_crowd_that_loses_is_a_shared_crowd():
+    assert set(DS_BELOW_MV) <= set(MEASURED)
+    if _shared_crowds():
+        assert set(DS_BELOW_MV) <= set(_shared_crowds())
