@@ -10,7 +10,8 @@
   ``truth.csv``, features ...), or a public crowd by name;
 - :func:`fetch_crowd_dataset` loads any public crowd of
   :func:`list_crowd_datasets`, downloaded (sha256-verified) into
-  :func:`get_data_home` and converted to that folder layout;
+  :func:`get_data_home` and converted to that folder layout (the datasets
+  listed with ``convertible`` False are pinned, but have no converter yet);
   :func:`fetch_labelme` and :func:`fetch_music` are shortcuts for the two
   crowds with features.
 """

@@ -1,7 +1,7 @@
 """Fetchers of public crowdsourced datasets, in the style of scikit-learn's ``fetch_*``.
 
-:func:`fetch_crowd_dataset` returns any crowd of :func:`list_crowd_datasets`
-from ``data_home/<name>/``, a folder in skcrowd's dataset layout
+:func:`fetch_crowd_dataset` returns any convertible crowd of
+:func:`list_crowd_datasets` from ``data_home/<name>/``, a folder in skcrowd's dataset layout
 (``votes.csv``, ``truth.csv``, ...; see
 :func:`~skcrowd.datasets.load_crowd_dataset`). A folder that already holds
 ``votes.csv`` is read as is, without network access, so pointing
