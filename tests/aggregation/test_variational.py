@@ -198,29 +198,57 @@ def test_learned_prior_wins_where_a_fixed_prior_fails(typical):
 
 def test_learned_prior_on_a_dense_crowd_of_different_workers():
     """Workers with hundreds of votes and different accuracies: a weak prior is learned and
-    the confusion matrices follow each worker."""
-    votes, y, sim = _crowd(n_tasks=2000, n_workers=10, seed=3, accuracy=(0.35, 0.95),
-                           adversarial=0.2)
-    bds = BayesianDawidSkene().fit(votes)
-    ds = DawidSkene().fit(votes)
-    # measured: 0.791 (DS 0.785, MV 0.545); largest error of the matrices 0.097 (DS 0.108)
-    assert np.mean(bds.predict(votes) == y) > _mv_accuracy(votes, y, 3) + 0.2
-    assert np.mean(bds.predict(votes) == y) >= np.mean(ds.predict(votes) == y)
-    error = np.abs(bds.confusion_matrices_ - sim.confusions).max()
-    assert error < np.abs(ds.confusion_matrices_ - sim.confusions).max() < 0.12
-    assert np.all(bds.prior_concentration_ < 20)
+    the confusion matrices follow each worker, as well as Dawid-Skene's do, within twice the
+    sampling error of matrices counted against the truth (several draws: what holds on one
+    draw only is no guarantee)."""
+    for seed in (1, 2, 3):
+        votes, y, sim = _crowd(n_tasks=2000, n_workers=10, seed=seed, accuracy=(0.35, 0.95),
+                               adversarial=0.2)
+        bds = BayesianDawidSkene().fit(votes)
+        ds = DawidSkene().fit(votes)
+        accuracy = np.mean(bds.predict(votes) == y)
+        # measured (seeds 1, 2, 3): 0.923, 0.818, 0.786 (DS 0.923, 0.814, 0.784; MV 0.678,
+        # 0.597, 0.541); mean entry errors 0.019, 0.023, 0.028 (DS 0.019, 0.025, 0.030;
+        # counted against the truth 0.015, 0.018, 0.018)
+        assert accuracy > _mv_accuracy(votes, y, 3) + 0.1
+        assert accuracy >= np.mean(ds.predict(votes) == y) - 0.005
+        error = _mean_error(bds.confusion_matrices_, sim.confusions)
+        assert error <= _mean_error(ds.confusion_matrices_, sim.confusions) + 0.002
+        assert error < 2 * _mean_error(_counted_confusions(votes, y, 3), sim.confusions)
+        assert np.all(bds.prior_concentration_ < 20)
+
+
+def _counted_confusions(votes, y, K):
+    """Each worker's confusion matrix counted against the true labels: the sampling error of
+    the best estimate the votes allow."""
+    counts = np.zeros((votes.shape[1], K, K))
+    tasks, workers = np.nonzero(votes >= 0)
+    np.add.at(counts, (workers, y[tasks], votes[tasks, workers]), 1.0)
+    return counts / np.maximum(counts.sum(axis=2, keepdims=True), 1.0)
+
+
+def _mean_error(estimate, truth):
+    return float(np.abs(estimate - truth).mean())
 
 
 @pytest.mark.parametrize("model", VB, ids=ids)
 def test_recovers_labels_and_confusions_of_a_classic_crowd(model):
-    votes, y, sim = _crowd(n_tasks=1500, n_workers=12, seed=4, accuracy=(0.4, 0.9),
-                           adversarial=0.1)
-    fitted = clone(model).fit(votes)
-    accuracy = np.mean(fitted.predict(votes) == y)
-    assert accuracy > _mv_accuracy(votes, y, 3) + 0.05
-    assert accuracy >= np.mean(DawidSkene().fit_predict(votes) == y) - 0.01
-    assert np.abs(fitted.confusion_matrices_ - sim.confusions).max() < 0.1
-    np.testing.assert_allclose(fitted.confusion_matrices_.sum(axis=2), 1.0)
+    """Labels better than majority vote and as good as Dawid-Skene's; confusion matrices within
+    twice the sampling error of matrices counted against the truth (mean entry error), on
+    several draws."""
+    for seed in (0, 1, 2):
+        votes, y, sim = _crowd(n_tasks=1500, n_workers=12, seed=seed, accuracy=(0.4, 0.9),
+                               adversarial=0.1)
+        fitted = clone(model).fit(votes)
+        accuracy = np.mean(fitted.predict(votes) == y)
+        # measured (seeds 0, 1, 2), BayesianDawidSkene / EBCC: accuracy 0.924 / 0.919,
+        # 0.818 / 0.817, 0.855 / 0.852 (MV 0.864, 0.753, 0.772); mean entry errors 0.025,
+        # 0.032 / 0.031, 0.031 / 0.029 (counted against the truth 0.023, 0.022, 0.022)
+        assert accuracy > _mv_accuracy(votes, y, 3) + 0.05
+        assert accuracy >= np.mean(DawidSkene().fit_predict(votes) == y) - 0.01
+        error = _mean_error(fitted.confusion_matrices_, sim.confusions)
+        assert error < 2 * _mean_error(_counted_confusions(votes, y, 3), sim.confusions)
+        np.testing.assert_allclose(fitted.confusion_matrices_.sum(axis=2), 1.0)
 
 
 def test_ebcc_restarts_keep_the_best_elbo(capsys):
