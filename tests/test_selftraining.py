@@ -419,8 +419,13 @@ def test_validation_label_unseen_in_training_counts_as_a_miss():
 
 def test_validation_votes_give_majority_vote_accuracy():
     X, votes, _ = simulate(n_tasks=60, n_workers=5)
-    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=20)
+    # without held-out tasks the final model is the last round's (with them it is refitted on
+    # every task, and its score differs from the round's: the test then held on some random
+    # splits only), so the round's validation accuracy is the final model's score
+    clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=20,
+                              validation_fraction=None, random_state=0)
     clf.fit(X, votes, X_val=X, y_val=votes)
+    assert [entry["status"] for entry in clf.history_] == ["initial", "kept"]
     assert clf.history_[-1]["valid_accuracy"] == pytest.approx(clf.score(X, votes))
     assert "valid_accuracy" not in SelfCrowdClassifier(CopyCrowd(), n_iterations=1).fit(
         X, votes).history_[0]
@@ -466,14 +471,20 @@ def test_sparse_and_imbalanced_crowds_end_no_worse_than_the_crowd_model(
 
 def test_unchecked_self_training_collapses_where_the_check_holds():
     # what the check guards against: on an imbalanced crowd with 60 % of its votes removed,
-    # the rebalancing quotas push the pseudo-annotations away from the true class frequencies
-    X, votes, X_test, truth = sparse_crowd(0.6, [0.7, 0.2, 0.1])
-    start = np.mean(CopyCrowd().fit(X, votes).predict_proba(X_test).argmax(1) == truth)
-    unchecked = SelfCrowdClassifier(CopyCrowd(), validation_fraction=None, random_state=0)
-    checked = SelfCrowdClassifier(CopyCrowd(), random_state=0)
-    assert np.mean(unchecked.fit(X, votes).predict(X_test) == truth) < start - 0.15
-    assert np.mean(checked.fit(X, votes).predict(X_test) == truth) >= start
-    assert checked.history_[-1]["status"] == "undone: held-out score fell"
+    # the rebalancing quotas push the pseudo-annotations away from the true class frequencies.
+    # Measured on six draws (seeds 0-5), test accuracy of the crowd model alone / unchecked /
+    # checked: .813/.618/.817, .735/.434/.740, .818/.444/.818, .802/.764/.823, .871/.742/.888,
+    # .822/.503/.822: the collapse is large on average, not on every draw (seed 3: 4 points)
+    drops = []
+    for seed in range(6):
+        X, votes, X_test, truth = sparse_crowd(0.6, [0.7, 0.2, 0.1], seed=seed)
+        start = np.mean(CopyCrowd().fit(X, votes).predict_proba(X_test).argmax(1) == truth)
+        unchecked = SelfCrowdClassifier(CopyCrowd(), validation_fraction=None, random_state=0)
+        checked = SelfCrowdClassifier(CopyCrowd(), random_state=0)
+        drops.append(start - np.mean(unchecked.fit(X, votes).predict(X_test) == truth))
+        assert np.mean(checked.fit(X, votes).predict(X_test) == truth) >= start - 0.01
+        assert checked.history_[-1]["status"] == "undone: held-out score fell"
+    assert np.mean(drops) > 0.15 and min(drops) > 0
 
 
 class Liar(CopyCrowd):
