@@ -7,7 +7,8 @@ torch are imported lazily, so ``import skcrowd`` never imports torch.
 
 import importlib
 
-from .votes import LongVotes, Votes, check_votes, votes_from_long, votes_to_long
+from .votes import (LongVotes, Votes, aggregate_long, check_not_long_format, check_votes,
+                    votes_from_long, votes_to_long)
 
 __version__ = "0.1.0.dev0"
 
@@ -75,6 +76,8 @@ __all__ = [
     "LongVotes",
     "Votes",
     "check_votes",
+    "check_not_long_format",
+    "aggregate_long",
     "votes_from_long",
     "votes_to_long",
     *_LAZY,

@@ -12,6 +12,7 @@ The conversion happens once, at the boundary, in :func:`check_votes`.
 from __future__ import annotations
 
 import numbers
+import re
 import sys
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ __all__ = [
     "votes_from_long",
     "votes_to_long",
     "LongVotes",
+    "aggregate_long",
+    "check_not_long_format",
 ]
 
 
@@ -496,6 +499,171 @@ def _check_no_duplicate_entry(rows, cols, shape, name):
     )
 
 
+# Column names (lower case, without "_", "-", "." and spaces) that mark each role of a long
+# table: skcrowd's and crowd-kit's defaults first, then older crowd-kit / Toloka ("performer")
+# and common platform exports ("item", "annotator", "answer", "WorkerId", ...).
+_LONG_ROLES = {
+    "task": ("task", "taskid", "item", "itemid", "question", "questionid", "hitid"),
+    "worker": ("worker", "workerid", "performer", "performerid", "annotator", "annotatorid",
+               "rater", "raterid", "user", "userid"),
+    "label": ("label", "answer", "response", "annotation", "vote"),
+}
+_ROLE_OF = {alias: role for role, aliases in _LONG_ROLES.items() for alias in aliases}
+_SEPARATORS = str.maketrans("", "", "_-. ")
+_MAX_ALIAS = 24  # longer names are no alias, even with separators: skip them unread
+
+
+def _roles(names):
+    """role -> the name of ``names`` (strings only) that is its first alias, for roles found."""
+    best = {}
+    for n in names:
+        if isinstance(n, str) and len(n) <= _MAX_ALIAS:
+            key = n.strip().lower().translate(_SEPARATORS)
+            role = _ROLE_OF.get(key)
+            if role is not None:
+                rank = _LONG_ROLES[role].index(key)
+                if role not in best or rank < best[role][0]:
+                    best[role] = (rank, n)
+    return {role: n for role, (_, n) in best.items()}
+
+
+def _long_table_names(data):
+    """``(column names, index level names)`` of a table-like ``data``, or None for an array.
+
+    pandas / polars / dask frames and pyarrow tables (their columns), pandas Series (its name),
+    mappings (keys) and numpy structured arrays (field names); the index level names of a
+    pandas object count too.
+    """
+    from collections.abc import Mapping
+
+    if sp.issparse(data) or isinstance(data, (Votes, str, bytes)):
+        return None
+    if isinstance(data, Mapping):
+        names = list(data.keys())
+    elif isinstance(getattr(data, "column_names", None), list):  # a pyarrow Table
+        names = data.column_names
+    elif hasattr(data, "columns"):
+        try:
+            names = list(data.columns)
+        except TypeError:  # pragma: no cover - exotic frame
+            return None
+    elif hasattr(data, "to_numpy") and hasattr(data, "name") and hasattr(data, "index"):
+        names = [0 if data.name is None else data.name]  # a Series: reset_index() names it 0
+    elif getattr(getattr(data, "dtype", None), "names", None):
+        names = list(data.dtype.names)  # a numpy structured array
+    else:
+        return None
+    index = getattr(data, "index", None)
+    index_names = [n for n in getattr(index, "names", None) or [] if n is not None] \
+        if not isinstance(data, Mapping) else []
+    return names, index_names
+
+
+def _long_format_roles(data):
+    """The task, worker and label names of ``data`` if it is a long table, else None.
+
+    Returns ``(task, worker, label, others, in_index)``: the original names (``label`` None when
+    it cannot be told, ``others`` the remaining columns then), and whether one of them is an
+    index level. See :func:`check_not_long_format` for the rule.
+    """
+    found = _long_table_names(data)
+    if found is None:
+        return None
+    columns, index_names = found
+    found = _roles(columns)
+    task, worker, label = found.get("task"), found.get("worker"), found.get("label")
+    if task is None or worker is None:
+        # a Series / frame indexed by (task, worker), or indexed by task with worker and label
+        # columns; an index named "task" alone is a votes matrix's (rows are tasks)
+        in_idx = _roles(index_names)
+        i_task, i_worker = in_idx.get("task"), in_idx.get("worker")
+        if i_task is not None and i_worker is not None:
+            task, worker = i_task, i_worker
+        elif i_task is not None and worker is not None and label is not None:
+            task = i_task
+        else:
+            return None
+        in_index = True
+    else:
+        in_index = False
+    others = [n for n in columns if n not in (task, worker)]
+    if label is None and len(others) == 1:
+        label = others[0]
+    return task, worker, label, others, in_index
+
+
+def check_not_long_format(data, name="votes"):
+    """Raise a ValueError if ``data`` is long-format votes rather than a votes matrix.
+
+    A long table (one row per vote, columns ``task``, ``worker``, ``label`` as crowd-kit and
+    :func:`votes_from_long` use) read as a votes matrix would make every vote a task and the
+    ids votes. :func:`check_votes` and every estimator call this before reading ``data``; the
+    error shows the :func:`votes_from_long` call that converts it.
+
+    A pandas, polars or dask frame, a pyarrow table, a mapping of columns, a pandas Series or a
+    numpy structured array is long format when its column names include a task column and a
+    worker column: ``task``, ``item``, ``question`` (with or without ``_id``; also ``HITId``)
+    and ``worker``, ``performer``, ``annotator``, ``rater``, ``user`` (likewise), compared as
+    strings without case, ``_``, ``-``, ``.`` or spaces. The label column is ``label``,
+    ``answer``, ``response``, ``annotation`` or ``vote``, else the only other column. A pandas
+    object indexed by (task, worker), or indexed by task with worker and label columns, is long
+    format too (the call then starts with ``reset_index()``); an index named ``task`` alone is
+    a votes matrix's. A votes matrix whose worker ids are other names (``0, 1, 2``, ``"w1"``,
+    ``"alice"``) is never taken for one.
+
+    Parameters
+    ----------
+    data : object
+        The input to check; arrays and sparse matrices always pass.
+    name : str, default="votes"
+        Name of the argument in the message; its leading identifier is used in the suggested
+        call.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` looks like long-format votes.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skcrowd import check_not_long_format
+    >>> check_not_long_format(pd.DataFrame({"alice": [0, 1], "bob": [1, -1]}), "X")
+    >>> long = pd.DataFrame({"task": ["t1", "t1"], "worker": ["a", "b"], "label": [0, 1]})
+    >>> try:
+    ...     check_not_long_format(long, "X")
+    ... except ValueError as exc:
+    ...     print(str(exc).split("`")[1].split(" = ")[1])  # the call it suggests
+    skcrowd.votes_from_long(X, task='task', worker='worker', label='label')
+    """
+    found = _long_format_roles(data)
+    if found is None:
+        return
+    task, worker, label, others, in_index = found
+    match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    base = match.group(0) if match else "data"
+    expr = base + (".reset_index()" if in_index else "")
+    if label is None:
+        label_arg = ("<the label column, one of " + ", ".join(map(_fmt, others)) + ">"
+                     if others else "<the label column>")
+        shown = f"{_fmt(task)}, {_fmt(worker)}"
+    else:
+        label_arg = _fmt(label)
+        shown = f"{_fmt(task)}, {_fmt(worker)}, {label_arg}"
+    where = "columns / index levels" if in_index else "columns"
+    align = " (order the rows of X the same way)" if base == "y" else ""
+    by_id = (f"; for one label per task id, as crowd-kit gives, skcrowd.aggregate_long(aggregator, "
+             f"{expr}, task={_fmt(task)}, worker={_fmt(worker)}, label={label_arg})"
+             if base == "X" else "")
+    call = (f"votes, tasks, workers, classes = skcrowd.votes_from_long({expr}, "
+            f"task={_fmt(task)}, worker={_fmt(worker)}, label={label_arg})")
+    raise ValueError(
+        f"{name} looks like long-format votes (one row per vote, {where} {shown}), not a votes "
+        f"matrix (tasks x workers). Convert it first: `{call}`; the rows of votes follow "
+        f"tasks{align} and its labels are indices into classes{by_id}."
+    )
+
+
 def check_votes(
     votes,
     *,
@@ -553,6 +721,7 @@ def check_votes(
     >>> v.classes.tolist(), v.label.tolist()
     (['cat', 'dog'], [0, 1, 0])
     """
+    check_not_long_format(votes, name)
     _validate_missing_label(missing_label)
     if n_classes is not None and (
         not isinstance(n_classes, numbers.Integral) or isinstance(n_classes, bool) or n_classes < 1
@@ -771,6 +940,68 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
         votes = np.full((n_t, n_w), -1, dtype=np.int64)
         votes[t, w] = lab
     return LongVotes(votes=votes, tasks=tasks, workers=workers, classes=classes)
+
+
+def aggregate_long(aggregator, data=None, task="task", worker="worker", label="label", *,
+                   proba=False):
+    """Fit an aggregator on long-format votes and give one result per task id (as crowd-kit).
+
+    A convenience outside the estimators, whose ``fit_predict`` keeps scikit-learn's contract
+    (one output row per input row): the long table is converted with :func:`votes_from_long`
+    (as a sparse votes matrix), ``aggregator`` is fitted on it, and its labels are mapped back
+    to the task ids and original labels.
+
+    Parameters
+    ----------
+    aggregator : aggregator
+        An unfitted or fitted aggregator (votes as ``X``: :class:`~skcrowd.MajorityVote`,
+        :class:`~skcrowd.DawidSkene`, ...); it is fitted in place, on the workers sorted by id
+        (the columns of the votes matrix).
+    data : pandas DataFrame, mapping of arrays, or None
+        The long table, one row per vote; see :func:`votes_from_long`.
+    task, worker, label : str or array-like, default "task", "worker", "label"
+        Column names in ``data``, or the columns themselves.
+    proba : bool, default=False
+        Return the soft labels (``predict_proba``) instead of the labels.
+
+    Returns
+    -------
+    pandas.Series or pandas.DataFrame
+        The aggregated label of each task, indexed by task id (sorted); with ``proba=True``,
+        a DataFrame with one column per original label.
+
+    Raises
+    ------
+    TypeError
+        If ``aggregator`` is not an aggregator (feature models take the votes as ``y``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skcrowd import MajorityVote, aggregate_long
+    >>> df = pd.DataFrame({"task": ["t1", "t1", "t1", "t2", "t2"],
+    ...                    "worker": ["a", "b", "c", "a", "b"],
+    ...                    "label": ["cat", "cat", "dog", "dog", "dog"]})
+    >>> aggregate_long(MajorityVote(), df).to_dict()
+    {'t1': 'cat', 't2': 'dog'}
+    """
+    import pandas as pd
+
+    from .aggregation._base import BaseAggregator
+
+    if not isinstance(aggregator, BaseAggregator):
+        raise TypeError(
+            f"aggregate_long needs an aggregator (the votes are its X), got "
+            f"{type(aggregator).__name__}; feature models take the votes matrix of "
+            "votes_from_long as y."
+        )
+    votes, tasks, _, classes = votes_from_long(data, task, worker, label, sparse=True)
+    index = pd.Index(tasks, name=task if isinstance(task, str) else "task")
+    if proba:
+        out = np.asarray(aggregator.fit(votes).predict_proba(votes))
+        return pd.DataFrame(out, index=index, columns=classes[aggregator.classes_])
+    labels = classes[np.asarray(aggregator.fit_predict(votes))]
+    return pd.Series(labels, index=index, name=label if isinstance(label, str) else "label")
 
 
 def votes_to_long(
