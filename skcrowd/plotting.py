@@ -609,8 +609,8 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
     >>> ax = plot_worker_quality(report, n_review=3)
     >>> crowd.worker_type[[4, 6, 11]].tolist()
     ['spammer', 'spammer', 'spammer']
-    >>> len(ax.collections[0].get_offsets()), [t.get_text() for t in ax.texts]
-    (12, ['4', '11', '6'])
+    >>> len(ax.collections[0].get_offsets()), sorted(int(t.get_text()) for t in ax.texts)
+    (12, [4, 6, 11])
     """
     required = {"n_votes", "spammer_score", "review_rank", accuracy, f"{accuracy}_low",
                 f"{accuracy}_high"}
