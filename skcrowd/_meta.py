@@ -37,13 +37,14 @@ def _check_features_and_votes(estimator, X, y, *, n_classes=None):
     import scipy.sparse as sp
     from sklearn.utils.validation import _num_samples, validate_data
 
-    from .votes import check_votes
+    from .votes import check_not_long_format, check_votes
 
     if y is None:
         raise ValueError(
             f"{type(estimator).__name__} requires y to be passed, but the target y is None: "
             "pass the votes matrix (n_tasks, n_workers)."
         )
+    check_not_long_format(y, "y")  # np.asanyarray would hide a mapping of long columns
     validate_data(estimator, X, skip_check_array=True)  # X is the estimator's to validate
     if sp.issparse(X):
         X = X.tocsr()  # row indexing
@@ -87,8 +88,10 @@ class _VotesScoreMixin:
         float
         """
         from .metrics import mv_accuracy_score
+        from .votes import check_not_long_format
 
         if sample_weight is not None:
             raise ValueError(f"{type(self).__name__}.score does not support sample_weight.")
+        check_not_long_format(y, "y")
         return mv_accuracy_score(y, self.predict(X), missing_label=self.missing_label,
                                  classes=self.classes_)

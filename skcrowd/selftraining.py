@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._holdout import holdout_tasks
 from .metrics import imbalance_ratio, mv_accuracy_score
-from .votes import Votes, check_votes
+from .votes import Votes, check_not_long_format, check_votes
 
 __all__ = ["SelfCrowdClassifier", "distribution_aware_quotas"]
 
@@ -749,6 +749,7 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         score : float
             See :func:`skcrowd.metrics.mv_accuracy_score`.
         """
+        check_not_long_format(y, "y")
         return mv_accuracy_score(
             y, self.predict(X), missing_label=self.missing_label, classes=self.classes_
         )

@@ -42,7 +42,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
-from ..votes import _fmt, check_known_labels, check_votes
+from ..votes import _fmt, check_known_labels, check_not_long_format, check_votes
 from .kernels import BlockLayout, naive_soft_labels, row_argmax, safe_log
 
 
@@ -83,6 +83,8 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         warm start) checks ``X`` against them. ``allow_no_votes``: accept an
         ``X`` without any observed vote.
         """
+        # validate_data would read a long table (one row per vote) as a votes matrix
+        check_not_long_format(X, "X")
         # check_array would drop a masked array's mask: validate its data,
         # encode the masked array itself.
         masked = isinstance(X, np.ma.MaskedArray)

@@ -9,6 +9,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from skorch import NeuralNetRegressor
 
+from ..votes import check_not_long_format
 from ._base import SHARED_ATTRIBUTES_DOC, CrowdNetMixin, TaskHoldoutSplit
 from ._losses import MaskedMSE
 from ._modules import MLP, REGRESSION_CROWD_LAYERS, RegressionCrowdLayer
@@ -155,6 +156,7 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "pass the answers (n_tasks, n_workers), NaN for a missing answer."
             )
+        check_not_long_format(y, name)  # check_array would read a long table as answers
         answers = check_array(y, ensure_all_finite="allow-nan", ensure_2d=False,
                               dtype=np.float64, input_name=name)
         if answers.ndim == 1:

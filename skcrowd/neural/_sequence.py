@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from ..votes import check_not_long_format
 from ._base import SHARED_ATTRIBUTES_DOC, SHARED_PARAMETERS_DOC
 from ._crowdlayer import CrowdLayerClassifier
 from ._modules import GRUTagger
@@ -106,6 +107,7 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     def _encode_votes(self, y, *, reset, name="y"):
         if y is None:
             return super()._encode_votes(y, reset=reset, name=name)
+        check_not_long_format(y, name)  # np.asarray would read a long table as token votes
         votes = np.asarray(y)
         if votes.ndim == 2:
             votes = votes[:, :, None]
