@@ -307,6 +307,11 @@ def _argmax_labels(frame, classes):
     return pd.Series(classes[np.argmax(frame.to_numpy(), axis=1)], index=frame.index)
 
 
+# Iterations in which a data-chosen prior may settle before EM proper starts (see
+# BaseEM._prior_settled); a prior still moving then is kept as it is.
+_MAX_PRIOR_ITER = 50
+
+
 class BaseEM(BaseAggregator):
     """EM driver of the latent-class aggregators (MAP EM or mean-field variational Bayes).
 
@@ -319,7 +324,12 @@ class BaseEM(BaseAggregator):
     the previous E-step) followed by an E-step (posteriors, log-likelihood and
     statistics under the new parameters), so that ``lower_bounds_[t]`` is the
     objective of the parameters of iteration ``t``. Iterations stop when the
-    objective changes by less than ``tol``.
+    objective changes by less than ``tol``. A model whose M-step chooses its
+    prior from the data (``_prior_settled``) first iterates until the prior
+    settles; those iterations optimize no one objective (each has its own
+    prior) and are neither recorded nor counted in ``n_iter_``, so that
+    ``lower_bounds_`` is the objective of one model, which EM never
+    decreases (the contract of scikit-learn's mixtures).
 
     The E-step runs block by block on the votes' source: the per-worker
     parameters go to each block as the rows of its workers, and the M-step
@@ -518,6 +528,22 @@ class BaseEM(BaseAggregator):
         """The parameters' term of the objective: the log-density of their prior, up to a
         constant (MAP EM), or ``-KL(q(parameters) || prior)`` (variational Bayes)."""
 
+    def _prior_settled(self, params):
+        """Whether the prior of ``params`` (returned by ``_m_step``) is final.
+
+        A model that chooses its prior from the data ("auto" priors, empirical Bayes) moves it
+        in its M-steps until it settles, then keeps it (returns True from then on, for
+        instance with a flag carried in its parameters). The objective is that of one fixed
+        model only from the first iteration whose prior is final: the driver records and
+        counts only those iterations, so that ``lower_bounds_`` never decreases.
+        """
+        return True
+
+    def _settle_prior(self, params):
+        """``params`` with their prior made final (kept by the next M-steps), for a prior
+        that did not settle in ``_MAX_PRIOR_ITER`` iterations."""
+        return params
+
     def _task_parameter_term(self, task_params, shared):
         """The term of a block's per-task parameters in the objective (as ``_parameter_term``);
         ``shared`` as in ``_task_m_step``."""
@@ -709,10 +735,22 @@ class BaseEM(BaseAggregator):
                 stats = source.map_reduce(_initial_block, tables,
                                           (model, random_state, priors, shared), stateful=True)
                 params, previous = None, -np.inf
-            lower_bounds, converged = [], False
-            for n_iter in range(1, self.max_iter + 1):
+            lower_bounds, converged, n_iter, choosing = [], False, 0, 0
+            while n_iter < self.max_iter:
                 params = self._m_step(_merge(self, stats), params)
                 stats, log_lik, task_term = self._run_e_step(source, model, params, priors)
+                if not self._prior_settled(params):
+                    # the M-step is still choosing the prior from the data: the objective of
+                    # this iteration belongs to a provisional prior, not comparable with the
+                    # next one; these iterations are not EM iterations of one objective, so
+                    # they are neither recorded nor counted (at most _MAX_PRIOR_ITER of them)
+                    choosing += 1
+                    if choosing < _MAX_PRIOR_ITER:
+                        if self.verbose >= 2:
+                            print(f"  Choosing the prior: iteration {choosing}")
+                        continue
+                    params = self._settle_prior(params)
+                n_iter += 1
                 lower_bound = self._objective(params, log_lik, task_term, n_tasks)
                 lower_bounds.append(lower_bound)
                 change, previous = lower_bound - previous, lower_bound

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._base import BaseEM
 from ._dawid_skene import DawidSkene
 from .kernels import (dirichlet_expectations, ds_block_statistics, ds_e_step,
                       fit_dirichlet_multinomial, safe_log)
@@ -216,6 +217,11 @@ class BayesianDawidSkene(DawidSkene):
     # DawidSkene's statistics without its third entry (the leave-one-out counts of
     # smoothing="auto"): the prior here is learned from the expected counts
     _statistic_axes = ("worker", "shared")
+
+    # its prior is re-fitted at every M-step as part of the ELBO's maximization (never worse
+    # than before), not settled as DawidSkene's "auto" strength
+    _prior_settled = BaseEM._prior_settled
+    _settle_prior = BaseEM._settle_prior
 
     def _statistics(self, layout, resp):
         return super()._statistics(layout, resp)[:2]

@@ -36,8 +36,9 @@ class DawidSkene(BaseEM):
         shares among all the votes (uniform for WeightedDawidSkene), and
         ``s`` maximizes the Dirichlet-multinomial evidence of the workers'
         counts, each vote counted against the most probable class of its
-        task without that vote; one Newton step per M-step until ``s``
-        changes by less than 1 %, then fixed (``smoothing_``). The
+        task without that vote; re-estimated at each M-step until ``s``
+        changes by less than 1 %, then fixed (``smoothing_``); these first
+        iterations choose the prior and are not counted in ``n_iter_``. The
         strength follows the crowd's heterogeneity: sparse, alike workers get a
         strong prior, distinct, well-observed ones a weak one. A number
         ``s >= 0`` fixes the pseudo-counts at ``s * (1{k == l} + 1 / K)``
@@ -100,9 +101,10 @@ class DawidSkene(BaseEM):
         Objective of the fitted parameters: (log-likelihood of the votes +
         log-prior) / n_tasks, log-prior up to an additive constant.
     lower_bounds_ : list of float
-        Objective after each iteration of the best initialization; with a
-        fixed ``smoothing`` it never decreases (EM for a MAP objective);
-        with ``"auto"`` it may while the prior's strength settles.
+        Objective after each iteration of the best initialization; it never
+        decreases (EM for a MAP objective). With ``"auto"`` it starts once the
+        prior's strength has settled: the iterations before, each with its own
+        strength, are not recorded (their objectives belong to different priors).
     n_features_in_ : int
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
@@ -208,11 +210,20 @@ class DawidSkene(BaseEM):
         """Whether the next E-step feeds the re-estimation of an "auto" prior."""
         return self.smoothing == "auto" and not params[3]
 
+    def _prior_settled(self, params):
+        return bool(params[3])
+
+    def _settle_prior(self, params):
+        return (*params[:3], np.array(True))
+
     def _confusion_prior(self, worker_counts, evidence_counts, params):
         """Pseudo-counts ``[k, l]`` of confusion row ``k``, and whether they are settled.
 
-        ``smoothing="auto"``: ``s * (I + shares)`` with the strength ``s`` moved by one Newton
-        step on the evidence of ``evidence_counts`` (from 1 before any evidence).
+        ``smoothing="auto"``: ``s * (I + shares)`` with the strength ``s`` maximizing the
+        evidence of ``evidence_counts`` (1 before any evidence), searched from the previous
+        strength; settled once it moves by less than ``_PRIOR_SETTLED``. A single Newton step
+        per M-step overshot: where the evidence grows up to the upper bound, the strength
+        climbed by e**2 per step and fell back, never settling.
         """
         K = worker_counts.shape[-1]
         if self.smoothing != "auto":
@@ -228,7 +239,7 @@ class DawidSkene(BaseEM):
         # _PRIOR_ROWS rows, a strided subset of the workers beyond that
         step = -(-evidence_counts.shape[0] * K // _PRIOR_ROWS)
         strength = dirichlet_strength(evidence_counts[::step].transpose(0, 2, 1), shape,
-                                      init=previous, max_steps=1)
+                                      init=previous)
         return strength * shape, bool(abs(np.log(strength / previous)) < _PRIOR_SETTLED)
 
     def _guessing(self, label_counts):
@@ -303,9 +314,9 @@ class DawidSkene(BaseEM):
         return params[0][worker, label]  # log_confusions_t[j, l, :]
 
 
-# smoothing="auto": each M-step takes one Newton step on the strength's evidence, until the
-# strength changes by less than this (relative), then keeps it; at most this many (worker,
-# class) rows enter the evidence.
+# smoothing="auto": each M-step maximizes the strength's evidence, until the strength changes
+# by less than this (relative), then keeps it; at most this many (worker, class) rows enter the
+# evidence.
 _PRIOR_SETTLED = 1e-2
 _PRIOR_ROWS = 2**16
 _INITIAL_STRENGTH = 1.0

@@ -1,0 +1,95 @@
+"""The scikit-learn mixture contract: ``lower_bounds_`` never decreases, for every EM/VB model.
+
+Each model runs ``tol=0`` (every iteration recorded) on simulated crowds, on a tiny degenerate
+crowd and on real crowds of the shared data: a few small ones here, every one with
+``--runslow``. Data-chosen priors (``"auto"``) settle before EM's recorded iterations (see
+``BaseEM._prior_settled``); a decrease is allowed only at the level of rounding.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skcrowd.aggregation import (EBCC, GLAD, MACE, BayesianDawidSkene, DawidSkene,
+                                 OneCoinDawidSkene, WeightedDawidSkene)
+from skcrowd.datasets import load_crowd_dataset, simulate_annotators
+
+MODELS = [DawidSkene(), WeightedDawidSkene(), GLAD(random_state=0), OneCoinDawidSkene(),
+          MACE(random_state=0), BayesianDawidSkene(), EBCC(random_state=0)]
+DATA = Path(__file__).resolve().parents[2] / "../shared/data"
+SMALL = ["act_CF", "act_CF_amt", "act_ZenCrowd_in", "zhang2014_web"]
+RTOL = 1e-10  # rounding, as in test_em.py
+
+# GLAD's M-step is one joint Newton step on the abilities and log-difficulties (generalized EM
+# without a line search): it can overshoot at a fixed prior (found by this test; issue 23).
+OVERSHOOTS = {("GLAD", "act_CF_amt")}
+
+
+def _largest_decrease(model, votes, max_iter):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tol=0: ConvergenceWarning by design
+        fitted = clone(model).set_params(tol=0.0, max_iter=max_iter).fit(votes)
+    bounds = np.asarray(fitted.lower_bounds_)
+    assert len(bounds) == max_iter and np.all(np.isfinite(bounds))
+    steps = np.diff(bounds)
+    return -np.min(steps / np.maximum(np.abs(bounds[1:]), 1.0), initial=0.0)
+
+
+def _shared(name):
+    if not (DATA / name / "votes.csv").is_file():
+        pytest.skip(f"real dataset {DATA / name} is absent")
+    return load_crowd_dataset(DATA / name, sparse=True, features=None).votes
+
+
+def _all_shared():
+    if not DATA.is_dir():
+        return []
+    return sorted(p.name for p in DATA.iterdir() if (p / "votes.csv").is_file())
+
+
+def _case(model, name):
+    key = (type(model).__name__, name)
+    marks = [pytest.mark.xfail(strict=True, reason="GLAD's Newton M-step overshoots")] \
+        if key in OVERSHOOTS else []
+    return pytest.param(model, name, marks=marks, id=f"{key[0]}-{name}")
+
+
+@pytest.mark.parametrize("model", MODELS, ids=type)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objective_never_decreases_on_simulated_crowds(model, seed):
+    rng = np.random.default_rng(seed)
+    n_classes = [2, 3, 5][seed]
+    y = rng.integers(n_classes, size=300)
+    sim = simulate_annotators(y, [15, 60, 200][seed], n_classes=n_classes,
+                              accuracy=(0.3, 0.95), votes_per_task=[3, 5, 2][seed],
+                              random_state=seed)
+    assert _largest_decrease(model, sim.votes, 60) <= RTOL
+
+
+@pytest.mark.parametrize("model", [
+    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=(
+        "BayesianDawidSkene's ELBO falls by 2.3e-9 (1e-9 relative) at iteration 37 here: its "
+        "empirical-Bayes prior step (_empirical_bayes._newton_ascent), not the driver")))
+    if isinstance(m, BayesianDawidSkene) else m for m in MODELS], ids=type)
+def test_objective_never_decreases_on_a_degenerate_crowd(model):
+    # one task with 8 votes, one without: the "auto" strength went up and down by orders of
+    # magnitude while it never settled, and the objective with it (-11, -69, ..., -26824, -18)
+    votes = np.array([[0, 0, 0, 1, 1, 0, 0, 0], [-1] * 8])
+    assert _largest_decrease(model, votes, 40) <= RTOL
+
+
+@pytest.mark.parametrize("model, name", [_case(m, n) for m in MODELS for n in SMALL])
+def test_objective_never_decreases_on_small_real_crowds(model, name):
+    assert _largest_decrease(model, _shared(name), 100) <= RTOL
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, name",
+                         [_case(m, n) for m in MODELS for n in _all_shared()] or [None])
+def test_objective_never_decreases_on_every_shared_crowd(model, name):
+    if model is None:
+        pytest.skip("no shared data")
+    assert _largest_decrease(model, _shared(name), 200) <= RTOL
