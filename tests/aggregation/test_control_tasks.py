@@ -78,29 +78,56 @@ def test_a_known_task_fixes_the_confusion_estimate_by_hand(engine):
 @pytest.mark.parametrize("model", [DawidSkene(), GLAD(), OneCoinDawidSkene(),
                                    BayesianDawidSkene(), EBCC(random_state=0)], ids=ids)
 def test_two_percent_known_tasks_undo_label_switching(model, n_classes):
-    """Unsupervised EM follows the adversarial majority; 2 % known tasks anchor it (accuracy
-    on the other tasks, mean of 3 crowds). EBCC on 3 classes needs 5 %: with 2 %, its
-    subtypes take the few known tasks of a class into a subtype of their own on two of the
-    three crowds (0.67 and 0.64 accuracy, 0.96 on the third)."""
+    """2 % known tasks anchor EM on a crowd with an adversarial majority (accuracy on the other
+    tasks, mean of 3 crowds, > 0.8). EBCC on 3 classes needs 5 %: with 2 %, its subtypes take
+    the few known tasks of a class into a subtype of their own on most crowds (0.32 to 0.96).
+
+    With two classes the only derangement is the swap, so the adversaries agree and unsupervised
+    EM follows them on every crowd (0.04 to 0.10 accuracy on 9 crowds, seeds 0-2, 1000-1002 and
+    2000-2002, every model). With three classes each adversary picks one of the two cyclic shifts,
+    the classes are exchangeable, and which labelling unsupervised EM lands on is a coin flip per
+    crowd (means of 3 crowds 0.31 to 0.96 on those seeds): there the premise is asserted only on
+    the crowds where EM did switch; on the others the anchors change near ties only (within 1 %).
+    Measured anchored means on those seeds: DS 0.96-0.97, GLAD and OneCoin 0.87-0.90, BDS
+    0.87-0.97 (one crowd anchored at 0.71 only), EBCC (5 %) 0.96-0.97; two classes 0.93-0.94 for
+    every model. A crowd's accuracy varies by about 0.02 between draws, a mean of 3 by about
+    0.012: the bound 0.8 sits three of those below the lowest mean (GLAD, 0.87), far above the
+    switched 0.02-0.10.
+    """
     share = 0.05 if isinstance(model, EBCC) and n_classes == 3 else 0.02
-    accuracy = _anchored_accuracy(model, n_classes, share)
-    assert accuracy[0.0] < 0.6
-    assert accuracy[share] > 0.85
+    accuracy = _anchored_accuracy(model, n_classes, share, per_crowd=True)
+    if n_classes == 2:
+        assert np.all(accuracy[0.0] < 0.2)
+    assert np.mean(accuracy[share]) > 0.8
+    switched = accuracy[0.0] < 0.5
+    # where unsupervised EM followed the adversaries, the known tasks take it back
+    assert np.all(accuracy[share][switched] > accuracy[0.0][switched] + 0.5)
+    assert np.all(accuracy[share][~switched] >= accuracy[0.0][~switched] - 0.01)
 
 
 @pytest.mark.parametrize("n_classes, share", [(2, 0.1), (3, 0.02)])
 def test_known_tasks_undo_label_switching_in_mace(n_classes, share):
     """MACE gives no vote a negative weight (an adversary is at best a spammer), so known tasks
     anchor it through the start of EM only: 2 % of them suffice with K=3, K=2 needs more (5 %
-    anchors 2 of 5 crowds, 10 % all five; 0.79 to 0.85 on the other tasks)."""
-    accuracy = _anchored_accuracy(MACE(), n_classes, share)
-    assert accuracy[0.0] < 0.6
-    assert accuracy[share] > 0.78
+    anchors 2 of 5 crowds, 10 % all five).
+
+    Measured on seeds 0-2, 1000-1002, 2000-2002, 3000-3002: K=2 unanchored 0.11-0.14 on every
+    crowd (the swap is the only derangement), anchored 0.80-0.85; K=3 unanchored is a coin flip
+    per crowd (0.07-0.09 where EM followed the adversaries, 0.77-0.84 where it did not),
+    anchored 0.77-0.84 (means of 3 crowds 0.786-0.825; a mean of 3 varies by about 0.012, so the
+    bound 0.75 is three of those below the lowest mean)."""
+    accuracy = _anchored_accuracy(MACE(), n_classes, share, per_crowd=True)
+    if n_classes == 2:
+        assert np.all(accuracy[0.0] < 0.2)
+    assert np.mean(accuracy[share]) > 0.75
+    switched = accuracy[0.0] < 0.5
+    assert np.all(accuracy[share][switched] > accuracy[0.0][switched] + 0.5)
+    assert np.all(accuracy[share][~switched] >= accuracy[0.0][~switched] - 0.01)
 
 
-def _anchored_accuracy(model, n_classes, share):
-    """Accuracy on the tasks not known, mean of 3 label-switched crowds, without known tasks
-    and with ``share`` of them."""
+def _anchored_accuracy(model, n_classes, share, per_crowd=False):
+    """Accuracy on the tasks not known, mean of 3 label-switched crowds (or the 3 accuracies,
+    ``per_crowd``), without known tasks and with ``share`` of them."""
     accuracy = {}
     for s in (0.0, share):
         scores = []
@@ -108,16 +135,23 @@ def _anchored_accuracy(model, n_classes, share):
             votes, truth, known = label_switched_crowd(seed, n_classes, share_known=s)
             labels = clone(model).fit_predict(votes, np.where(known, truth, -1))
             scores.append(np.mean(labels[~known] == truth[~known]))
-        accuracy[s] = np.mean(scores)
+        accuracy[s] = np.array(scores) if per_crowd else np.mean(scores)
     return accuracy
 
 
-def test_known_tasks_do_not_hurt_where_em_is_right():
-    votes, truth, known = label_switched_crowd(0, 4, share_known=0.05)  # K=4: EM is right
+@pytest.mark.parametrize("seed", range(3))
+def test_known_tasks_do_not_hurt_where_em_is_right(seed):
+    """K=4: the adversaries' derangements disagree, so EM is right (0.959 to 0.977 on seeds 0-5,
+    1000-1002, 2000-2002). 5 % known tasks change the labels of 0 to 3 of the 950 other tasks,
+    tasks at a near tie, in either direction (net -1 to +1 task on those 12 crowds): they must
+    not cost more than 0.5 % (about 5 tasks), far from the loss of a wrong anchor."""
+    votes, truth, known = label_switched_crowd(seed, 4, share_known=0.05)
     plain = DawidSkene().fit_predict(votes)
     anchored = DawidSkene().fit_predict(votes, np.where(known, truth, -1))
     assert np.mean(plain == truth) > 0.95
-    assert np.mean(anchored[~known] == truth[~known]) >= np.mean(plain[~known] == truth[~known])
+    other = ~known
+    assert (np.mean(anchored[other] == truth[other])
+            >= np.mean(plain[other] == truth[other]) - 0.005)
 
 
 # -- what known tasks change, and what they do not -------------------------------------
