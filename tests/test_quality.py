@@ -129,10 +129,11 @@ def test_spammers_are_ranked_first_for_review():
         "spammer_score"].min()
 
 
-def test_adversarial_workers_come_before_spammers():
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_adversarial_workers_come_before_spammers(seed):
     crowd = make_crowd_classification(600, n_classes=3, n_workers=30, accuracy=(0.65, 0.95),
                                       votes_per_task=5, spammers=0.1, adversarial=0.1,
-                                      random_state=1)
+                                      random_state=seed)
     report = worker_report(DawidSkene().fit(crowd.votes), crowd.votes).sort_values("review_rank")
     kinds = crowd.worker_type[report.index]
     n_adv, n_spam = (kinds == "adversarial").sum(), (kinds == "spammer").sum()
@@ -140,8 +141,15 @@ def test_adversarial_workers_come_before_spammers():
     assert (kinds[n_adv:n_adv + n_spam] == "spammer").all()
     assert report["below_chance"].iloc[:n_adv].all()
     assert not report["below_chance"].iloc[n_adv + n_spam:].any()
-    # the adversarial workers are informative: a high spammer score
-    assert (report["spammer_score"].iloc[:n_adv] > 0.3).all()
+    # The adversarial workers are informative: their spammer score stands clear of the spammers'.
+    # Not a fixed level: an adversary of accuracy a has the true score ((3a - 1) / 2)^2, 0.23 at
+    # a = 0.65, and about 100 votes per worker with the smoothing shrink the estimate (true
+    # 0.23-0.85, estimated 0.12-0.60 on seeds 1-6, 1001-1003, 2001-2003). The spammers' scores
+    # are at most 0.061 there, the smallest gap to an adversary 0.083; the margin 0.05 is the
+    # order of the spammers' own estimation noise.
+    adversaries = report["spammer_score"].iloc[:n_adv]
+    spammers = report["spammer_score"].iloc[n_adv:n_adv + n_spam]
+    assert adversaries.min() > spammers.max() + 0.05
 
 
 def test_agreement_is_the_share_of_votes_equal_to_the_aggregate(crowd):
