@@ -136,6 +136,15 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     counts = np.asarray(counts, dtype=np.float64)
     shape = np.asarray(shape, dtype=np.float64)
     lo, hi = np.log(bounds[0]), np.log(bounds[1])
+    # A row holding one whole observation has the same evidence at every strength (a single
+    # draw has probability m / M): its terms cancel exactly, and computed they only add
+    # rounding noise, which on a crowd of such rows decided the sign of the derivative (the
+    # strength then landed anywhere in the flat evidence, and on another order of the votes
+    # somewhere else). They are left out, as empty rows are.
+    totals = counts.sum(axis=-1)
+    single = (totals == 1.0) & (counts.max(axis=-1) == 1.0)
+    if single.any():
+        counts = np.where(single[..., None], 0.0, counts)
     # The entries that depend on s: nonzero counts n (prior m) and the totals N of non-empty
     # rows (prior total M). The terms psi(s m) and psi(s M) take one value per cell of
     # ``shape``: they are computed once per cell, weighted by the cell's number of entries.
@@ -146,7 +155,7 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     cells = np.bincount(row * shape.shape[1] + col, minlength=shape.size)
     cell_m = shape.ravel()[cells > 0]
     cells = cells[cells > 0]
-    totals = counts.sum(axis=-1)
+    totals = counts.sum(axis=-1)  # without the single observations
     nonempty = totals > 0
     N = totals[nonempty]
     M_rows = shape.sum(axis=-1)
