@@ -216,19 +216,25 @@ def test_annotator_probabilities_agree_with_the_annotation_likelihood(Net, crowd
         net.predict_annotator_proba(X[:2], workers=[0, 5])
 
 
-def test_self_crowd_trains_a_crowd_layer_net():
-    # SelfCrowdClassifier's crowd-model protocol: fit, predict_proba, predict_annotator_proba
+@pytest.mark.parametrize("seed", range(3))
+def test_self_crowd_trains_a_crowd_layer_net(seed):
+    # SelfCrowdClassifier's crowd-model protocol: fit, predict_proba, predict_annotator_proba.
+    # Scored against the truth: score() compares with the majority vote of 2 votes of accuracy
+    # 0.8, where even the true labels expect 0.64 + 0.32 / 2 = 0.8 (0.76-0.86 measured), so the
+    # former "score > 0.8" was a coin flip of the draw. The blobs at +-2 (unit variance) have a
+    # Bayes accuracy of 0.977; measured 0.94-1.0 on seeds 0-3, 1000, 1001, 2000, 2001; 0.9 is
+    # about four standard errors (0.017 on 80 tasks) below the Bayes rate.
     from skcrowd import SelfCrowdClassifier
 
-    X, y = make_blobs(80, centers=[[-2, 0], [2, 0]], random_state=0)
-    votes = simulate_annotators(y, 6, accuracy=0.8, votes_per_task=2, random_state=0).votes
+    X, y = make_blobs(80, centers=[[-2, 0], [2, 0]], random_state=seed)
+    votes = simulate_annotators(y, 6, accuracy=0.8, votes_per_task=2, random_state=seed).votes
     crowd_model = CrowdLayerClassifier(max_epochs=3, lr=0.05, module__hidden_units=8,
                                        train_split=None)
     clf = SelfCrowdClassifier(crowd_model, n_iterations=1, n_pseudo=20,
                               validation_fraction=None, random_state=0)
     clf.fit(X, votes)
     assert [h["n_added"] for h in clf.history_] == [0, 20]
-    assert clf.score(X, votes) > 0.8
+    assert np.mean(clf.predict(X) == y) > 0.9
 
 
 def test_grid_search_on_held_out_votes():
