@@ -115,14 +115,19 @@ def test_fitted_prior_beats_a_fixed_one_on_a_sparse_binary_crowd():
     assert auto > uniform
 
 
-def test_dense_crowd_accuracies_match_the_simulation():
-    rng = np.random.default_rng(4)
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_dense_crowd_accuracies_match_the_simulation(seed):
+    rng = np.random.default_rng(seed)
     y = rng.integers(5, size=2000)
     sim = simulate_annotators(y, 10, n_classes=5, accuracy=(0.3, 0.9), votes_per_task=6,
-                              random_state=4)
+                              random_state=seed)
     oc = OneCoinDawidSkene(class_priors="fit").fit(sim.votes)
-    true_accuracy = sim.confusions[:, np.arange(5), np.arange(5)].mean(axis=1)
-    np.testing.assert_allclose(oc.worker_accuracies_, true_accuracy, atol=0.03)
+    # 1200 votes a worker: each one's share of right votes differs from the simulated accuracy
+    # by its sampling error (sd up to 0.014; up to 0.045 over 10 workers on seeds 4-6, 1004,
+    # 2004, which broke the former atol 0.03 against the simulated accuracy). The fit must match
+    # that share, counted against the truth: measured within 0.006-0.017.
+    right = (sim.votes == y[:, None]).sum(axis=0) / (sim.votes >= 0).sum(axis=0)
+    np.testing.assert_allclose(oc.worker_accuracies_, right, atol=0.03)
     np.testing.assert_allclose(oc.class_priors_, np.bincount(y) / len(y), atol=0.02)
 
 
