@@ -87,13 +87,22 @@ FIXED = [DawidSkene(smoothing=3.0), WeightedDawidSkene(smoothing=3.0),
 
 @pytest.mark.parametrize("model", [FIXED[0], FIXED[2], OneCoinDawidSkene(), MACE()], ids=ids)
 def test_n_init_keeps_the_best_initialization(model, capsys):
-    votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=5)
-    best = clone(model).set_params(init="random", n_init=4, random_state=0, max_iter=300,
-                                   verbose=1).fit(votes)
-    reported = [float(line.rsplit(" ", 1)[1]) for line in capsys.readouterr().out.splitlines()]
-    assert len(reported) == 4 and len(set(reported)) > 1  # different starting points
-    assert best.lower_bound_ == pytest.approx(max(reported), rel=1e-7)
-    assert best.lower_bound_ == best.lower_bounds_[-1]
+    # Whether random starts end at different optima depends on the crowd: distinct final bounds
+    # of the 4 starts on seeds 5, 6, 7, 1005, 2005, 3005: DS 3-4, GLAD 3-4, MACE 2-4, OneCoin 1-4
+    # (one crowd with a single optimum). So the different starting points are asserted over
+    # three crowds, the choice of the best on each.
+    distinct = []
+    for seed in (5, 6, 7):
+        votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=seed)
+        best = clone(model).set_params(init="random", n_init=4, random_state=0, max_iter=300,
+                                       verbose=1).fit(votes)
+        reported = [float(line.rsplit(" ", 1)[1])
+                    for line in capsys.readouterr().out.splitlines()]
+        assert len(reported) == 4
+        distinct.append(len(set(reported)))
+        assert best.lower_bound_ == pytest.approx(max(reported), rel=1e-7)
+        assert best.lower_bound_ == best.lower_bounds_[-1]
+    assert max(distinct) > 1  # different starting points
     # the kept parameters are those of that initialization: refitting from them changes nothing
     resumed = clone(best).set_params(warm_start=True, verbose=0)
     resumed.__dict__.update({k: v for k, v in best.__dict__.items() if k.endswith("_")})
