@@ -6,9 +6,10 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseEM, _vote_frequencies
-from .kernels import (dirichlet_expectations, dirichlet_expected_log, dirichlet_kl,
+from .kernels import (BlockLayout, dirichlet_expectations, dirichlet_expected_log, dirichlet_kl,
                       ds_block_statistics, ds_e_step, ds_vote_share_counts, ds_worker_counts,
                       safe_log)
 
@@ -366,6 +367,19 @@ class EBCC(BaseEM):
         return (self._soft_labels(layout, params, log_task_priors=log_task_priors),
                 ds_e_step(layout, log_means_t, log_state_means,
                           log_task_priors=log_task_state_means)[1])
+
+    def _vote_log_likelihood(self, context, task, worker, label):
+        # Not the per-class factorization of BaseEM: given its class, a held-out vote still
+        # depends on the task's subtype, which the other votes of the task tell (the workers'
+        # correlation that EBCC models, Li et al., 2019, section 3). The posterior predictive
+        # sums over the (class, subtype) states s: sum_s q(s | other votes) E_q[v[j, s, l]].
+        check_is_fitted(self)
+        params = self._fitted_parameters()  # no per-task parameters
+        posterior_t, expected_log_t, _, _, log_state_prior, _ = params
+        states = ds_e_step(BlockLayout(context, len(self.classes_)), expected_log_t,
+                           log_state_prior)[0]
+        log_means_t = safe_log(posterior_t / posterior_t.sum(axis=1, keepdims=True))
+        return logsumexp(safe_log(states[task]) + log_means_t[worker, label], axis=1)
 
 
 def _spread_log_priors(log_class_priors, log_subtype_priors):

@@ -382,3 +382,15 @@ class MACE(BaseEM):
         task_ll = one_coin_e_step(layout, log_other, log_ratio, log_priors, per_cell=True,
                                   log_task_priors=log_task_priors)[1]
         return self._soft_labels(layout, params, resp, log_task_priors=log_task_priors), task_ll
+
+    def _vote_log_proba(self, layout, params, task, worker, label):
+        # the posterior predictive of a new vote (Hovy et al., 2013, eq. 1 at the posterior
+        # means): E[theta_j] 1{l = k} + E[1 - theta_j] E[xi_j[l]]; q(theta) and q(xi) are
+        # independent, so the mean of the product is the product of the means (EM: the
+        # point estimates)
+        competence, spam_rows = params[0], params[1]
+        K = spam_rows.shape[1]
+        theta = competence[worker, 0] / competence[worker].sum(axis=1)
+        spam = spam_rows[worker, label] / spam_rows[worker].sum(axis=1)
+        right = np.arange(K) == label[:, None]
+        return safe_log(np.where(right, theta[:, None], 0.0) + ((1.0 - theta) * spam)[:, None])

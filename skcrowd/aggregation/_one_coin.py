@@ -287,6 +287,19 @@ class OneCoinDawidSkene(BaseEM):
                                   log_task_priors=log_task_priors)[1]
         return self._soft_labels(layout, params, resp, log_task_priors=log_task_priors), task_ll
 
+    def _vote_log_proba(self, layout, params, task, worker, label):
+        # the posterior predictive of a new vote: E_q[p_j] on the true class, (1 - E_q[p_j]) /
+        # (K - 1) on each other one (Liu, Peng & Ihler, 2012; the vote's p_j integrated over
+        # its Beta posterior)
+        posteriors, _, _, _, log_priors = params
+        K = len(log_priors)
+        mean = posteriors[worker, 0] / posteriors[worker].sum(axis=1)
+        if K == 1:
+            return np.zeros((len(task), 1))
+        right = np.arange(K) == label[:, None]
+        return np.where(right, safe_log(mean)[:, None],
+                        (safe_log(1.0 - mean) - np.log(K - 1))[:, None])
+
 
 def class_log_priors(class_counts, how):
     """Log class priors of an M-step: ``how="fit"``, MAP with one pseudo-task per class (a

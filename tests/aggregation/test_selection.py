@@ -110,3 +110,77 @@ def test_bayesian_dawid_skene_scores_a_vote_by_its_posterior_mean_confusions():
                      + np.log(model.confusion_matrices_[v.worker, :, v.label]), axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-10)
     assert np.all(got < 0)
+
+
+TINY = np.array([[0, 0, 1, -1], [1, 1, -1, 1], [0, -1, 0, 0], [1, 0, 1, 1], [2, 2, 2, 0]] * 4)
+
+
+def _held_out_worker_3(model):
+    """The fitted ``model``'s log-probabilities of worker 3's votes given the other votes of
+    their tasks, with the other votes' soft labels and the tasks."""
+    context = np.where(np.arange(4) == 3, -1, TINY)
+    tasks = np.flatnonzero(TINY[:, 3] >= 0)
+    got = model._vote_log_likelihood(check_votes(context), tasks, np.full(len(tasks), 3),
+                                     TINY[tasks, 3])
+    return got, model.predict_proba(context)[tasks], tasks
+
+
+def test_one_coin_held_out_score_by_hand():
+    """p(l | k, j) = E[p_j] if l = k else (1 - E[p_j]) / (K - 1): the Beta posterior mean."""
+    from skcrowd.aggregation import OneCoinDawidSkene
+
+    model = OneCoinDawidSkene().fit(TINY)
+    got, proba, tasks = _held_out_worker_3(model)
+    p = model.accuracy_posteriors_[3, 0] / model.accuracy_posteriors_[3].sum()
+    conf = np.where(np.eye(3, dtype=bool), p, (1 - p) / 2)[:, TINY[tasks, 3]].T
+    np.testing.assert_allclose(got, np.log(np.sum(proba * conf, axis=1)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["vb", "em"])
+def test_mace_held_out_score_by_hand(method):
+    """p(l | k, j) = E[theta_j] 1{l = k} + (1 - E[theta_j]) E[xi_j[l]]."""
+    from skcrowd.aggregation import MACE
+
+    model = MACE(method=method).fit(TINY)
+    got, proba, tasks = _held_out_worker_3(model)
+    theta, xi = model.competences_[3], model.spam_distributions_[3]
+    conf = (theta * np.eye(3) + (1 - theta) * xi)[:, TINY[tasks, 3]].T
+    np.testing.assert_allclose(got, np.log(np.sum(proba * conf, axis=1)), rtol=1e-10)
+
+
+def test_ebcc_held_out_score_sums_over_subtypes_by_hand():
+    """sum over (class k, subtype m) of q(k, m | other votes) E[v[3, k, m, l]], the state
+    posterior written out from the Dirichlet posteriors (not the class posterior times the
+    marginal confusion matrix: the other votes also tell the subtype)."""
+    from scipy.special import digamma
+
+    from skcrowd.aggregation import EBCC
+
+    model = EBCC(n_subtypes=2, random_state=0).fit(TINY)
+    got, proba, tasks = _held_out_worker_3(model)
+    counts = model.subtype_confusion_counts_  # [j, k, m, l]
+    e_log_v = digamma(counts) - digamma(counts.sum(axis=3, keepdims=True))
+    tau, pi = model._class_posterior, model._subtype_posterior
+    log_state = ((digamma(tau) - digamma(tau.sum()))[:, None]
+                 + digamma(pi) - digamma(pi.sum(axis=1, keepdims=True)))  # [k, m]
+    want = []
+    for i in tasks:
+        log_q = log_state + sum(e_log_v[j, :, :, TINY[i, j]] for j in range(3) if TINY[i, j] >= 0)
+        q = np.exp(log_q - logsumexp(log_q))
+        v = counts[3, :, :, TINY[i, 3]] / counts[3].sum(axis=2)
+        want.append(np.log(np.sum(q * v)))
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    marginal = np.log(np.sum(proba * model.confusion_matrices_[3][:, TINY[tasks, 3]].T, axis=1))
+    assert not np.allclose(got, marginal)
+
+
+@pytest.mark.parametrize("name", ["OneCoinDawidSkene", "MACE", "EBCC", "BayesianDawidSkene"])
+def test_held_out_vote_probabilities_sum_to_one_over_the_labels(name):
+    import skcrowd.aggregation as aggregation
+
+    model = getattr(aggregation, name)().fit(TINY)
+    context = check_votes(np.where(np.arange(4) == 3, -1, TINY))
+    tasks = np.repeat(np.arange(len(TINY)), 3)
+    labels = np.tile(np.arange(3), len(TINY))
+    got = model._vote_log_likelihood(context, tasks, np.full(len(tasks), 3), labels)
+    np.testing.assert_allclose(np.exp(got).reshape(-1, 3).sum(axis=1), 1.0, rtol=1e-10)
