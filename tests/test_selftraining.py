@@ -319,8 +319,9 @@ def pseudo_accuracy(clf, truth):
     return np.mean(p["label"] == truth[p["task"]])
 
 
-def test_distribution_rule_selects_balanced_and_correct_pseudo_annotations():
-    X, votes, truth = simulate()
+@pytest.mark.parametrize("seed", range(3))
+def test_distribution_rule_selects_balanced_and_correct_pseudo_annotations(seed):
+    X, votes, truth = simulate(seed=seed)
     fitted = {
         rule: SelfCrowdClassifier(CopyCrowd(), n_iterations=3, n_pseudo=300, selection=rule,
                                   validation_fraction=None, random_state=0).fit(X, votes)
@@ -329,8 +330,16 @@ def test_distribution_rule_selects_balanced_and_correct_pseudo_annotations():
     r_selected = {rule: clf.history_[-1]["imbalance_ratio_selected"]
                   for rule, clf in fitted.items()}
     r_observed = imbalance_ratio(votes)
-    # confidence follows the majority class; the quotas rebalance (paper, fig. 3b-c)
-    assert r_selected["distribution"] < r_selected["random"] < r_selected["confidence"]
+    # confidence follows the majority class; the quotas rebalance (paper, fig. 3b-c). Imbalance
+    # ratio (min/max class count) of the votes plus pseudo-annotations after 3 rounds, on seeds
+    # 0-3, 1000, 2000, 3000: distribution 0.055-0.265, random 0.457-0.601, confidence
+    # 0.643-0.707. The last round's selection alone is a small sample of what is left: there
+    # random (0.533-0.687) came above distribution (0.35-0.63) on all draws but one (2000: 0.533
+    # against 0.632), so only confidence's lead (0.764-0.906) is asserted on it.
+    combined = {rule: clf.history_[-1]["imbalance_ratio_combined"] for rule, clf in fitted.items()}
+    assert combined["distribution"] < combined["random"] < combined["confidence"]
+    assert r_selected["distribution"] < r_selected["confidence"]
+    assert r_selected["random"] < r_selected["confidence"]
     assert fitted["distribution"].history_[-1]["imbalance_ratio_combined"] < r_observed
     assert fitted["confidence"].history_[-1]["imbalance_ratio_combined"] > r_observed
     # the pseudo-annotations of worker j are predictions of the truth on easy clusters
