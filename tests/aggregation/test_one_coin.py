@@ -85,23 +85,30 @@ def _sparse_crowd(seed, n_tasks=3000, n_workers=600, K=2, votes_per_task=3):
     return votes, y, accuracy
 
 
-def test_recovers_one_coin_workers_and_their_prior():
-    votes, y, accuracy = _sparse_crowd(0)
+@pytest.mark.parametrize("seed", range(3))
+def test_recovers_one_coin_workers_and_their_prior(seed):
+    """Measured on seeds 0-2, 1000, 1001, 2000, 2001 (the former bounds were seed 0's): accuracy
+    0.002-0.015 above majority vote (was asserted > +0.01) and 0.000-0.005 above DawidSkene();
+    prior mean 0.740-0.765; prior strength 10.5-34.2 against the true 8 (was asserted < 20):
+    soft counts from the posteriors understate the spread, so the strength is overstated; the
+    prolific workers' (50+ votes) mean absolute error 0.020-0.059, where the share of right
+    votes counted against the truth is itself 0.023-0.039 from the simulated accuracy (the
+    former max-error bound 0.1 failed at 0.15-0.20 on six of those seven draws)."""
+    votes, y, accuracy = _sparse_crowd(seed)
     oc = OneCoinDawidSkene().fit(votes)
     mv = MajorityVote(random_state=0).fit(votes).predict(votes)
-    # measured: 0.914 against 0.899 for majority vote and 0.911 for DawidSkene()
-    assert np.mean(oc.predict(votes) == y) > np.mean(mv == y) + 0.01
+    assert np.mean(oc.predict(votes) == y) >= np.mean(mv == y)
     assert np.mean(oc.predict(votes) == y) > np.mean(
         DawidSkene().fit(votes).predict(votes) == y) - 0.005
-    # the fitted prior is the spread of the accuracies, Beta(6, 2): mean 0.75 (measured 0.765);
-    # strength 8, measured 14.3: soft counts from the posteriors understate the spread
+    # the fitted prior is the spread of the accuracies, Beta(6, 2): mean 0.75, strength 8 or more
     a, b = oc.accuracy_prior_
-    assert a / (a + b) == pytest.approx(0.75, abs=0.03) and 6 < a + b < 20
-    # prolific workers keep their own accuracy
+    assert a / (a + b) == pytest.approx(0.75, abs=0.03) and 6 < a + b < 40
+    # prolific workers keep their own accuracy: on average within twice the largest sampling
+    # error of their counted share
     n_votes = (votes >= 0).sum(axis=0)
     busy = n_votes >= 50
     assert busy.sum() >= 5
-    assert np.abs(oc.worker_accuracies_[busy] - accuracy[busy]).max() < 0.1
+    assert np.abs(oc.worker_accuracies_[busy] - accuracy[busy]).mean() < 0.08
 
 
 def test_fitted_prior_beats_a_fixed_one_on_a_sparse_binary_crowd():
