@@ -53,25 +53,46 @@ def load(folder):
     return X, truth.task.to_numpy(), truth.label.to_numpy()
 
 
+def tie_credit(proba, gold):
+    """Mean credit of picking uniformly among each row's most probable classes: 1/t if the
+    gold class is one of the t tied classes (majority vote's ties are not a coin flip)."""
+    top = proba == proba.max(axis=1, keepdims=True)
+    return float(np.mean(top[np.arange(len(gold)), gold] / top.sum(axis=1)))
+
+
 def evaluate(name, X, tasks, gold):
-    """Print the selector's pick against the gold-best candidate; return (picked best, regret)."""
+    """Print the selector's pick against the gold-best candidate, and its cost next to the
+    candidates' single fits; return (picked best, regret, row of the table)."""
     started = time.perf_counter()
     selector = AggregatorSelector(random_state=0).fit(X)
+    selector_time = time.perf_counter() - started
     candidates = selector.cv_results_["estimator"]
-    accuracy = np.array([np.mean(clone(c).fit_predict(X)[tasks] == gold) for c in candidates])
+    accuracy, fit_time = [], []
+    for candidate in candidates:
+        start = time.perf_counter()
+        proba = np.asarray(clone(candidate).fit(X).predict_proba(X))
+        fit_time.append(time.perf_counter() - start)
+        accuracy.append(tie_credit(proba[tasks], gold))
+    accuracy, fit_time = np.array(accuracy), np.array(fit_time)
     names = [type(c).__name__ for c in candidates]
     picked, best = accuracy[selector.best_index_], accuracy.max()
     print(f"{name:40s} picked {names[selector.best_index_]:18s} {picked:.4f}  gold-best "
           f"{names[int(accuracy.argmax())]:18s} {best:.4f}  regret {best - picked:.4f}  scores "
           f"{np.round(selector.cv_results_['mean_test_score'], 4).tolist()}  accuracies "
-          f"{np.round(accuracy, 4).tolist()}  {time.perf_counter() - started:.0f} s", flush=True)
-    return picked == best, best - picked
+          f"{np.round(accuracy, 4).tolist()}  selector {selector_time:.1f} s = "
+          f"{selector_time / fit_time.sum():.2f} x the candidates' single fits "
+          f"({fit_time.sum():.1f} s), {selector_time / fit_time[names.index('DawidSkene')]:.0f}"
+          " x DawidSkene's", flush=True)
+    row = {"crowd": name, "picked": names[selector.best_index_], "selector": picked,
+           "selector_time": selector_time, **dict(zip(names, accuracy)),
+           **{f"{n}_time": t for n, t in zip(names, fit_time)}}
+    return picked == best, best - picked, row
 
 
 def summary(kind, results):
     if results:
-        regrets = [r for _, r in results]
-        print(f"{kind}: gold-best picked on {sum(p for p, _ in results)} of {len(results)}, "
+        regrets = [r for _, r, _ in results]
+        print(f"{kind}: gold-best picked on {sum(p for p, _, _ in results)} of {len(results)}, "
               f"mean regret {np.mean(regrets):.4f}, worst {max(regrets):.4f}")
 
 
@@ -80,6 +101,7 @@ def main():
     parser.add_argument("--data", nargs="*", type=Path, help="crowd folders (shared layout)")
     parser.add_argument("--no-simulated", action="store_true")
     parser.add_argument("--seeds", type=int, default=5, help="seeds per simulated regime")
+    parser.add_argument("--json", type=Path, help="write the per-crowd rows as JSON")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     simulated, real = [], []
@@ -99,6 +121,10 @@ def main():
         real.append(evaluate(folder.name, *load(folder)))
     summary("simulated", simulated)
     summary("real", real)
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps([r for _, _, r in simulated + real], indent=1))
 
 
 if __name__ == "__main__":

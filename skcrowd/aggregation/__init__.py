@@ -14,7 +14,8 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
-- :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold).
+- :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
+  aggregator to use on a crowd you do not know.
 
 The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
 (:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
@@ -31,7 +32,7 @@ from ._mace import MACE
 from ._majority import MajorityVote
 from ._mmsr import MMSR
 from ._one_coin import OneCoinDawidSkene
-from ._selection import AggregatorSelector  # noqa: F401 (a meta-estimator: not in __all__)
+from ._selection import AggregatorSelector
 from ._wawa import Wawa
 from ._zero_based_skill import ZeroBasedSkill
 
@@ -39,3 +40,4 @@ __all__ = ["MajorityVote", "DawidSkene", "WeightedDawidSkene", "GLAD"]
 __all__ += ["OneCoinDawidSkene", "MACE"]  # EM / variational Bayes
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
 __all__ += ["BayesianDawidSkene", "EBCC"]
+__all__ += ["AggregatorSelector"]  # a meta-estimator over the models above

@@ -91,8 +91,17 @@ def test_default_candidates_score_every_aggregator_that_can():
     votes, _ = prolific_spammers(0, n_tasks=150)
     selector = AggregatorSelector(n_splits=1, random_state=0).fit(votes)
     names = [type(c).__name__ for c in selector.cv_results_["estimator"]]
-    assert {"MajorityVote", "DawidSkene", "GLAD"} <= set(names)
-    assert "WeightedDawidSkene" not in names
+    assert names == ["MajorityVote", "DawidSkene", "GLAD", "OneCoinDawidSkene", "MACE",
+                     "BayesianDawidSkene", "EBCC"]  # every regime, in __all__'s order
+    assert np.all(np.isfinite(selector.cv_results_["mean_test_score"]))
+
+
+def test_the_selector_is_public_and_not_its_own_candidate():
+    import skcrowd.aggregation as aggregation
+    from skcrowd.aggregation._selection import _default_candidates
+
+    assert "AggregatorSelector" in aggregation.__all__
+    assert not any(isinstance(c, AggregatorSelector) for c in _default_candidates())
 
 
 def test_bayesian_dawid_skene_scores_a_vote_by_its_posterior_mean_confusions():
