@@ -44,12 +44,14 @@ class AggregatorSelector(BaseAggregator):
     ----------
     candidates : list of aggregators, default=None
         Unfitted aggregators to choose from; each must be able to score
-        held-out votes (MajorityVote, DawidSkene, WeightedDawidSkene, GLAD;
-        otherwise a TypeError names it). Default: every aggregator of
+        held-out votes (MajorityVote, DawidSkene, WeightedDawidSkene, GLAD,
+        OneCoinDawidSkene, MACE, BayesianDawidSkene, EBCC; otherwise a
+        TypeError names it). Default: every aggregator of
         :mod:`skcrowd.aggregation` that can, with its default parameters, but
         WeightedDawidSkene (its soft labels are not the posteriors of its
         worker model, and hedged soft labels score well whatever their
-        accuracy). Ties keep the first.
+        accuracy): MajorityVote, DawidSkene, GLAD, OneCoinDawidSkene, MACE,
+        BayesianDawidSkene and EBCC. Ties keep the first.
     test_size : float, default=0.2
         Expected share of each task's votes held out (each task's number is
         rounded up or down at random so that the share is right on average).
@@ -92,8 +94,22 @@ class AggregatorSelector(BaseAggregator):
     -----
     A candidate is fitted ``n_splits`` times on about ``1 - test_size`` of the
     votes and once more on all of them: the cost is about ``n_splits + 1``
-    fits of every candidate. Held-out votes are scored on tasks that keep
-    other votes, so tasks with a single vote never contribute one.
+    fits of every candidate. With the default candidates, on the 19 real
+    crowds with gold of ``benchmarks/selection.py`` (1,700 to 150,000
+    votes), a fit took 1.8 to 5.8 times (median 3.4) the time of one fit of
+    each of the seven candidates, and 25 to 260 times (median 83) one
+    :class:`DawidSkene` fit: EBCC and GLAD dominate. Held-out votes are
+    scored on tasks that keep other votes, so tasks with a single vote never
+    contribute one.
+
+    The held-out likelihood ranks models by how well they predict *votes*,
+    not labels. A model flexible enough to predict votes well with classes
+    that do not match the gold can win: :class:`EBCC`, whose subtypes can
+    absorb whole classes, is chosen on zhang2014_web (5 classes) where its
+    default fit gives two classes no task (gold accuracy 0.40, majority vote
+    0.73), and on zheng_s4_Face_Sentiment_Identification (0.61 against
+    majority vote's 0.64). Check ``best_estimator_.class_priors_`` on a
+    crowd with more than two classes.
 
     Examples
     --------
