@@ -129,10 +129,16 @@ def close_embedded_cluster():
         cluster.close()
 
 
-def _encode_partition(part, worker_index, class_index, label_is_float):
-    """Map worker ids and labels of a pandas partition to int32 / int16 indices."""
+def _encode_partition(part, worker_ids, classes, label_is_float):
+    """Map worker ids and labels of a pandas partition to int32 / int16 indices.
+
+    Each task builds its own lookup indexes: partitions encoded on threads of one worker would
+    otherwise share a pandas Index, whose lazily built hash table is not thread-safe (pandas
+    issue 21150: a unique Index can read as non-unique, and ``get_indexer`` then raises).
+    """
     import pandas as pd
 
+    worker_index, class_index = pd.Index(worker_ids), pd.Index(classes)
     lab = part["label"].to_numpy()
     if label_is_float:
         lab = lab.astype(np.int64)
@@ -159,7 +165,7 @@ def _block_summary(block):
 
 def _first_row(frame, mask):
     """Index label of the first row of ``frame`` where ``mask`` holds (computed on demand)."""
-    return frame.index[mask].head(1, npartitions=-1).tolist()[0]
+    return frame[mask].head(1, npartitions=-1).index.tolist()[0]
 
 
 class DaskVotes:
@@ -305,7 +311,7 @@ class DaskVotes:
 
         # encode, partition by task once, one block per partition, kept on the cluster
         encoded = frame.map_partitions(
-            _encode_partition, pd.Index(self.worker_ids), class_index, label_is_float,
+            _encode_partition, self.worker_ids, self.classes, label_is_float,
             meta={"task": frame.dtypes["task"], "worker": np.int32, "label": np.int16})
         if npartitions is None:
             npartitions = sum(client.nthreads().values())
