@@ -31,7 +31,10 @@ from determinism_outputs import compare  # noqa: E402
 
 def _dispatched_simd_groups():
     """numpy's dispatched SIMD groups that this CPU has, lowest first (``[]`` on a baseline CPU)."""
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    try:  # numpy >= 2
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy 1.x (the lower bound in pyproject.toml)
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
     return [group for group in __cpu_dispatch__ if __cpu_features__.get(group)]
 
