@@ -597,8 +597,12 @@ class BaseEM(BaseAggregator):
             of a votes matrix); a pandas Series with a DataFrame ``X`` (or
             long-format votes) is read by task, ``X.index`` (task ids), and a
             task absent from its index is unknown. A known label that no
-            worker gave joins ``classes_``. Votes in memory only. See
-            :ref:`control_tasks`.
+            worker gave joins ``classes_``. With ``init="majority"`` EM starts
+            from the model fitted on the known tasks alone (its class priors
+            are theirs): this undoes an adversarial majority and mostly helps
+            on imbalanced crowds, but a few known tasks can also move EM to
+            another optimum, a less accurate one on some crowds; check on
+            held-out gold. Votes in memory only. See :ref:`control_tasks`.
         task_prior : array-like of shape (n_tasks, n_classes) or pandas DataFrame, default=None
             Prior probabilities of each task's true class (columns in
             ``classes_`` order, rows summing to one; zeros allowed), for

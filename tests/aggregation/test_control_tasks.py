@@ -155,6 +155,102 @@ def test_known_tasks_do_not_hurt_where_em_is_right(seed):
             >= np.mean(plain[other] == truth[other]) - 0.005)
 
 
+def imbalanced_crowd(seed, n_tasks=10000):
+    """92 % of the tasks in one class, 57 workers (accuracy 0.55-0.9, the rare classes mistaken
+    mostly for the common one), 2-4 votes per task; a gold subset of 576 tasks, 92 % common."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(3, size=n_tasks, p=[0.92, 0.05, 0.03])
+    sim = simulate_annotators(truth, 57, accuracy=(0.55, 0.9), votes_per_task=(2, 4),
+                              class_confusion=[[0, 1, 1], [5, 0, 1], [5, 1, 0]],
+                              output="sparse", random_state=seed)
+    common, rare = np.flatnonzero(truth == 0), np.flatnonzero(truth > 0)
+    gold = np.concatenate([rng.choice(common, 530, replace=False),
+                           rng.choice(rare, 46, replace=False)])
+    return sim.votes, truth, gold, rng
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_few_known_tasks_do_not_hurt_an_imbalanced_crowd(seed):
+    """Issue 23, section 4: on an unseen crowd of 42,624 tasks (57 workers, 3 classes, gold 92 %
+    one class), 5 % of the gold as known tasks cost DawidSkene 2.0-2.6 points on the other gold
+    tasks. A crowd built like it (10,000 tasks, 29 known tasks drawn from the imbalanced gold)
+    does not reproduce the loss: measured on seeds 0-5, 3 draws each, the known tasks change the
+    other tasks by -3 to +27 tasks of about 9,970 and the other gold tasks by -3 to +2 of 547
+    (the reported loss is 11 to 14 of them). This guards the guarantee where the issue saw it
+    broken: at most 0.2 % of the other tasks (20) and 1 % of the other gold tasks (5), far
+    inside the reported loss."""
+    votes, truth, gold, rng = imbalanced_crowd(seed)
+    plain = DawidSkene().fit_predict(votes)
+    for _ in range(3):
+        known = rng.choice(gold, 29, replace=False)
+        y = np.full(len(truth), -1)
+        y[known] = truth[known]
+        anchored = DawidSkene().fit_predict(votes, y)
+        other = np.ones(len(truth), dtype=bool)
+        other[known] = False
+        other_gold = np.setdiff1d(gold, known)
+        for scored, bound in ((other, 0.002), (other_gold, 0.01)):
+            assert (np.mean(anchored[scored] == truth[scored])
+                    >= np.mean(plain[scored] == truth[scored]) - bound)
+
+
+def hard_imbalanced_crowd(seed=145, n_tasks=15000, n_workers=57):
+    """A random crowd configuration, the one of 383 searched (seeds 0-382; 15,000 tasks, 57
+    workers, 3 classes) where 29 known tasks cost the most: 80 % of the tasks in one class,
+    accuracy 0.51-0.61, 10 spammers and 4 constant workers, 1-3 votes per task from workers of
+    Pareto-distributed activity; a random gold subset of 576 tasks."""
+    rng = np.random.default_rng(seed)
+    p0 = rng.choice([0.92, 0.8, 0.6])
+    rare = rng.dirichlet([1, 1]) * (1 - p0)
+    truth = rng.choice(3, size=n_tasks, p=(p0, rare[0], rare[1]))
+    low = rng.uniform(0.3, 0.7)
+    accuracy = (low, rng.uniform(low + 0.05, 0.98))
+    types = np.array(["regular"] * n_workers, dtype=object)
+    types[rng.random(n_workers) < rng.uniform(0, 0.3)] = "spammer"
+    types[rng.random(n_workers) < rng.uniform(0, 0.1)] = "constant"
+    confusion = [None, [[0, 1, 1], [5, 0, 1], [5, 1, 0]],
+                 [[0, 3, 1], [1, 0, 5], [1, 5, 0]]][rng.integers(3)]
+    votes = simulate_annotators(truth, n_workers, accuracy=accuracy, worker_types=types,
+                                class_confusion=confusion, random_state=seed).votes.copy()
+    activity = rng.pareto(rng.uniform(0.5, 2.0), n_workers) + 0.05
+    activity /= activity.sum()
+    fewest, most = [(1, 2), (1, 3), (2, 4), (3, 5)][rng.integers(4)]
+    keep = np.zeros(votes.shape, dtype=bool)
+    for i, k in enumerate(rng.integers(fewest, most + 1, n_tasks)):
+        keep[i, rng.choice(n_workers, k, replace=False, p=activity)] = True
+    votes[~keep] = -1
+    return votes, truth, rng.choice(n_tasks, 576, replace=False), rng
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "finding for issue 23 section 4, mechanism not found: 29 known tasks (5 % of the gold) cost "
+    "DawidSkene 4.5 and 1.3 points on the other tasks of this simulated crowd on two of three "
+    "draws (the start from the known-task model reaches an optimum with a lower objective, "
+    "-1.1830 and -1.1789 per task against -1.1753 without known tasks)"))
+def test_a_few_known_tasks_do_not_hurt_a_hard_crowd():
+    """Measured with the code of this commit, accuracy on the 14,971 tasks not known: 0.7929
+    without known tasks; 0.7474, 0.7796 and 0.7975 with each draw (known classes 23/0/6,
+    25/2/2, 23/2/4); on the other gold tasks -3.7, 0.0 and +0.7 points. Tried without
+    success: choosing smoothing="auto"'s strength on the naive start, so that the known tasks
+    do not move it (1.53 -> 1.54 instead of 1.90; the loss stays: -4.1, -0.8, +0.5), and class
+    counts of every task in the start model instead of the known tasks' alone (the empty class
+    keeps a prior of 0.06 instead of 0, but -4.2, -8.2, +0.1; and on five crowds where
+    unsupervised DS falls below the majority-class rate it cuts what known tasks gain, +11 to
+    +30 points, by a fifth to two thirds)."""
+    votes, truth, gold, rng = hard_imbalanced_crowd()
+    plain = DawidSkene().fit_predict(votes)
+    for _ in range(3):
+        known = rng.choice(gold, 29, replace=False)
+        y = np.full(len(truth), -1)
+        y[known] = truth[known]
+        anchored = DawidSkene().fit_predict(votes, y)
+        other = np.ones(len(truth), dtype=bool)
+        other[known] = False
+        assert (np.mean(anchored[other] == truth[other])
+                >= np.mean(plain[other] == truth[other]) - 0.005)
+
+
 # -- what known tasks change, and what they do not -------------------------------------
 
 
