@@ -386,7 +386,7 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
     [151, 141]
     >>> columns = ["accuracy", "known_accuracy", "spammer_score"]
     >>> report.loc[[0, 7], columns].to_numpy().round(2).tolist()  # a regular worker, a spammer
-    [[0.76, 0.77, 0.37], [0.31, 0.29, 0.01]]
+    [[0.76, 0.77, 0.37], [0.3, 0.29, 0.01]]
     """
     pd = _pandas()
     _check_aggregator(aggregator, "worker_report")

@@ -142,7 +142,7 @@ class DawidSkene(BaseEM):
     >>> votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)
     >>> ds = DawidSkene().fit(votes)
     >>> round(ds.smoothing_, 2)  # three consistent workers, 50 votes each: a weak prior
-    0.06
+    0.33
     >>> ds.confusion_matrices_[2].round(2)  # worker 2 gives the other class
     array([[0., 1.],
            [1., 0.]])
