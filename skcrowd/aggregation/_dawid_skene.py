@@ -144,11 +144,11 @@ class DawidSkene(BaseEM):
     >>> round(ds.smoothing_, 2)  # three consistent workers, 50 votes each: a weak prior
     0.33
     >>> ds.confusion_matrices_[2].round(2)  # worker 2 gives the other class
-    array([[0., 1.],
-           [1., 0.]])
+    array([[0.02, 0.98],
+           [0.98, 0.02]])
     >>> ds.predict_proba([[0, 1, 1], [1, -1, -1]]).round(3)
     array([[1.   , 0.   ],
-           [0.002, 0.998]])
+           [0.008, 0.992]])
     >>> DawidSkene(smoothing=3.0).fit(votes).confusion_matrices_[2].round(2)  # a fixed prior
     array([[0.13, 0.87],
            [0.82, 0.18]])
