@@ -169,6 +169,20 @@ def imbalanced_crowd(seed, n_tasks=10000):
     return sim.votes, truth, gold, rng
 
 
+def _known_gold_draws(votes, truth, gold, rng, n_draws=3, n_known=29):
+    """DawidSkene's labels without known tasks and with each of ``n_draws`` draws of
+    ``n_known`` known gold tasks: ``(plain, anchored, known, other)`` per draw, ``other`` the
+    mask of the tasks not known."""
+    plain = DawidSkene().fit_predict(votes)
+    for _ in range(n_draws):
+        known = rng.choice(gold, n_known, replace=False)
+        y = np.full(len(truth), -1)
+        y[known] = truth[known]
+        other = np.ones(len(truth), dtype=bool)
+        other[known] = False
+        yield plain, DawidSkene().fit_predict(votes, y), known, other
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_few_known_tasks_do_not_hurt_an_imbalanced_crowd(seed):
     """Issue 23, section 4: on an unseen crowd of 42,624 tasks (57 workers, 3 classes, gold 92 %
@@ -180,14 +194,7 @@ def test_a_few_known_tasks_do_not_hurt_an_imbalanced_crowd(seed):
     broken: at most 0.2 % of the other tasks (20) and 1 % of the other gold tasks (5), far
     inside the reported loss."""
     votes, truth, gold, rng = imbalanced_crowd(seed)
-    plain = DawidSkene().fit_predict(votes)
-    for _ in range(3):
-        known = rng.choice(gold, 29, replace=False)
-        y = np.full(len(truth), -1)
-        y[known] = truth[known]
-        anchored = DawidSkene().fit_predict(votes, y)
-        other = np.ones(len(truth), dtype=bool)
-        other[known] = False
+    for plain, anchored, known, other in _known_gold_draws(votes, truth, gold, rng):
         other_gold = np.setdiff1d(gold, known)
         for scored, bound in ((other, 0.002), (other_gold, 0.01)):
             assert (np.mean(anchored[scored] == truth[scored])
@@ -239,14 +246,7 @@ def test_a_few_known_tasks_do_not_hurt_a_hard_crowd():
     unsupervised DS falls below the majority-class rate it cuts what known tasks gain, +11 to
     +30 points, by a fifth to two thirds)."""
     votes, truth, gold, rng = hard_imbalanced_crowd()
-    plain = DawidSkene().fit_predict(votes)
-    for _ in range(3):
-        known = rng.choice(gold, 29, replace=False)
-        y = np.full(len(truth), -1)
-        y[known] = truth[known]
-        anchored = DawidSkene().fit_predict(votes, y)
-        other = np.ones(len(truth), dtype=bool)
-        other[known] = False
+    for plain, anchored, _, other in _known_gold_draws(votes, truth, gold, rng):
         assert (np.mean(anchored[other] == truth[other])
                 >= np.mean(plain[other] == truth[other]) - 0.005)
 
