@@ -37,9 +37,7 @@ from scipy.special import digamma, gammaln
 # Bounds of the strength searched by dirichlet_strength (pseudo-observations per row).
 STRENGTH_BOUNDS = (1e-3, 1e4)
 _MAX_NEWTON = 60
-_LOG_STEP_TOL = 1e-8  # last Newton step on log(strength): the error after it is at rounding level,
-# so that the strength does not depend on where the iterates happen to stop (with 1e-3, two
-# orders of the same votes stopped 4.5e-10 apart, and the objective with them)
+_LOG_STEP_TOL = 1e-3  # last Newton step on log(strength); the error after it is ~1e-6
 _MAX_LOG_STEP = 2.0
 
 
