@@ -145,6 +145,7 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     single = (totals == 1.0) & (counts.max(axis=-1) == 1.0)
     if single.any():
         counts = np.where(single[..., None], 0.0, counts)
+        totals = np.where(single, 0.0, totals)
     # The entries that depend on s: nonzero counts n (prior m) and the totals N of non-empty
     # rows (prior total M). The terms psi(s m) and psi(s M) take one value per cell of
     # ``shape``: they are computed once per cell, weighted by the cell's number of entries.
@@ -155,7 +156,6 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     cells = np.bincount(row * shape.shape[1] + col, minlength=shape.size)
     cell_m = shape.ravel()[cells > 0]
     cells = cells[cells > 0]
-    totals = counts.sum(axis=-1)  # without the single observations
     nonempty = totals > 0
     N = totals[nonempty]
     M_rows = shape.sum(axis=-1)
