@@ -12,7 +12,11 @@
   :func:`list_crowd_datasets`, downloaded (sha256-verified) into
   :func:`get_data_home` and converted to that folder layout (the datasets
   listed with ``convertible`` False are pinned, but have no converter yet);
-  :func:`fetch_labelme` and :func:`fetch_music` are shortcuts for the two
+  the regression crowd ``movie_reviews_rodrigues`` and the sequence-labelling
+  crowd ``conll2003_ner_mturk`` come as the arrays of
+  :class:`~skcrowd.neural.CrowdLayerRegressor` and
+  :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`;
+  :func:`fetch_labelme` and :func:`fetch_music` are shortcuts for two
   crowds with features.
 """
 

@@ -9,7 +9,9 @@
 crowd's pinned source files are fetched into ``data_home/sources/`` (see
 ``skcrowd.datasets._download``: sha256-verified, from
 ``SKCROWD_DATASETS_URL``), converted (``skcrowd.datasets._converters``) and
-written there, ``votes.csv`` last.
+written there, ``votes.csv`` last. The regression and sequence-labelling
+crowds (``kind`` in :func:`list_crowd_datasets`) have no such folder: their
+verified source files are converted in memory at each call.
 """
 
 from __future__ import annotations
@@ -66,28 +68,45 @@ def _sources_missing(dataset, home):
     ]
 
 
+def _source_paths(dataset, home, download_if_missing, absent):
+    """``{file name: verified local path}`` of the dataset's pinned files, downloaded if needed.
+
+    ``absent`` says what is missing, for the error raised when a file would
+    have to be downloaded and ``download_if_missing`` is False.
+    """
+    if not download_if_missing and (missing := _sources_missing(dataset, home)):
+        raise OSError(
+            f"{dataset.name} not found: {absent}, download_if_missing=False, and these source "
+            f"files are missing or do not match their sha256: {', '.join(missing)}."
+        )
+    return {
+        remote.path.rsplit("/", 1)[-1]:
+            fetch_file(remote, home, download_if_missing=download_if_missing, dataset=dataset.name)
+        for remote in dataset.remote_files()
+    }
+
+
 def dataset_folder(name, *, data_home=None, download_if_missing=True):
     """Folder ``data_home/<name>`` holding dataset ``name`` in skcrowd's layout.
 
     Converted from the pinned source files (downloaded if needed) when the
-    folder has no ``votes.csv``; read as is otherwise.
+    folder has no ``votes.csv``; read as is otherwise. Only classification
+    crowds have a folder: for the others, a ValueError says to call
+    :func:`fetch_crowd_dataset`, before anything is downloaded.
     """
     dataset = _dataset(name)
     _check_convertible(dataset)
+    if dataset.kind != "classification":
+        raise ValueError(
+            f"{name} is a {dataset.kind} crowd, which skcrowd's folder layout (votes.csv of "
+            f"class votes) cannot hold: load it with fetch_crowd_dataset({name!r}), which "
+            "downloads its pinned source files and converts them in memory."
+        )
     home = Path(get_data_home(data_home))
     folder = home / name
     if (folder / "votes.csv").is_file():
         return folder
-    if not download_if_missing and (missing := _sources_missing(dataset, home)):
-        raise OSError(
-            f"{name} not found: {folder} holds no votes.csv, download_if_missing=False, and "
-            f"these source files are missing or do not match their sha256: {', '.join(missing)}."
-        )
-    paths = {
-        remote.path.rsplit("/", 1)[-1]:
-            fetch_file(remote, home, download_if_missing=download_if_missing, dataset=name)
-        for remote in dataset.remote_files()
-    }
+    paths = _source_paths(dataset, home, download_if_missing, f"{folder} holds no votes.csv")
     crowd = dataset.convert(paths)
     write_dataset(folder, crowd, name=name,
                   sources=[remote.url(host="https://raw.githubusercontent.com")
@@ -98,6 +117,19 @@ def dataset_folder(name, *, data_home=None, download_if_missing=True):
 def load_fetched(name, *, data_home=None, features="auto", sparse=False,
                  download_if_missing=True):
     """The Bunch of dataset ``name`` (see :func:`fetch_crowd_dataset`), with its description."""
+    dataset = _dataset(name)
+    if dataset.convertible and dataset.kind != "classification":
+        if sparse:
+            raise ValueError(
+                f"sparse=True returns class votes as a sparse matrix; {name} is a "
+                f"{dataset.kind} crowd, whose votes are a dense array: pass sparse=False."
+            )
+        home = Path(get_data_home(data_home))
+        absent = "it is converted from its pinned source files at each load"
+        bunch = dataset.convert(_source_paths(dataset, home, download_if_missing, absent))
+        bunch.DESCR = (f"{dataset.describe()}\n\nConverted from the source files in "
+                       f"{home / 'sources'}: {bunch.DESCR}")
+        return bunch
     folder = dataset_folder(name, data_home=data_home, download_if_missing=download_if_missing)
     bunch = read_crowd_folder(folder, features=features, sparse=sparse)
     bunch.DESCR = f"{CROWD_DATASETS[name].describe()}\n\nThis copy ({folder}): {bunch.DESCR}"
@@ -129,6 +161,14 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
     Bunch's ``DESCR`` says what the source files hold and how many duplicate
     votes were dropped. To convert again, delete ``data_home/<name>/``.
 
+    Two crowds are not classification crowds, and come in the arrays that
+    skcrowd's estimators for them take, converted from the verified source
+    files at each call (under a second; skcrowd's folder layout holds class
+    votes only): ``movie_reviews_rodrigues`` (regression: the ``y`` of
+    :class:`~skcrowd.neural.CrowdLayerRegressor`) and
+    ``conll2003_ner_mturk`` (sequence labelling: the ``y`` of
+    :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`); see Returns.
+
     Parameters
     ----------
     name : str
@@ -142,7 +182,7 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
         raise an ``OSError`` instead of downloading.
     sparse : bool, default=False
         Return ``votes`` as a ``scipy.sparse.csr_array`` (stored entries are
-        the votes) instead of a dense array.
+        the votes) instead of a dense array. Classification crowds only.
     return_X_y : bool, default=False
         Return ``(data, votes)`` instead of the Bunch (``data`` is None for
         crowds without features).
@@ -159,14 +199,34 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
         ``worker_ids`` (original ids), ``stats`` and ``DESCR``; or
         ``(data, votes)``.
 
+        ``movie_reviews_rodrigues`` (regression): ``votes`` (float answers
+        ``(1500, 135)`` on a 0-1 scale, NaN where a worker did not answer),
+        ``target`` (true ratings), ``data`` and ``data_test`` (bag-of-words
+        counts, ``scipy.sparse.csr_matrix`` with 26735 columns),
+        ``target_test`` (3506 true ratings), ``task_ids``, ``worker_ids``,
+        ``stats``, ``DESCR``.
+
+        ``conll2003_ner_mturk`` (sequence labelling; the release's ``val``
+        documents as the training split, ``test`` as the test split; every
+        sentence padded to 60 tokens): ``data`` and ``data_test`` (tokens,
+        object arrays ``(n_sentences, 60)``, ``""`` for padding), ``votes``
+        and ``votes_test`` (int8 tag indices ``(n_sentences, 60, 47)``, -1
+        where a worker did not tag the sentence and for padding;
+        ``votes_test`` is for aggregation, a model scored on ``target_test``
+        must not train on it), ``target`` and ``target_test`` (gold tag
+        indices, -1 for padding), ``class_names`` (the 9 BIO tags),
+        ``task_ids`` and ``task_ids_test`` (``"<document>:<sentence>"``),
+        ``worker_ids``, ``stats``, ``DESCR``.
+
     Raises
     ------
     ValueError
         If ``name`` is unknown (the message lists the names), names a dataset
         whose files are pinned but whose converter is not written yet
         (``convertible`` is False in :func:`list_crowd_datasets`; nothing is
-        downloaded), or a source file does not have the expected content
-        (naming file, line, value).
+        downloaded), ``sparse=True`` is asked of a regression or sequence
+        crowd, or a source file does not have the expected content (naming
+        file, line, value).
     OSError
         If the dataset is absent and cannot be downloaded (the message names
         the URL and the offline alternatives), or a download does not match
@@ -184,6 +244,12 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
     >>> dog = fetch_crowd_dataset("zhang2014_dog")  # doctest: +SKIP
     >>> dog.votes.shape, int(dog.target_mask.sum())  # doctest: +SKIP
     ((807, 109), 807)
+    >>> reviews = fetch_crowd_dataset("movie_reviews_rodrigues")  # doctest: +SKIP
+    >>> reviews.votes.shape, reviews.data.shape, reviews.target_test.shape  # doctest: +SKIP
+    ((1500, 135), (1500, 26735), (3506,))
+    >>> ner = fetch_crowd_dataset("conll2003_ner_mturk")  # doctest: +SKIP
+    >>> ner.votes.shape, ner.class_names[-1]  # doctest: +SKIP
+    ((2997, 60, 47), 'O')
 
     A folder already in skcrowd's layout is read without network access:
 
@@ -209,10 +275,17 @@ def list_crowd_datasets():
     not written yet (``convertible`` False, no counts):
     :func:`fetch_crowd_dataset` raises a ``ValueError`` for them.
 
+    For the regression crowd ``classes`` and ``mv_accuracy`` are missing;
+    for the sequence-labelling crowd the tasks are the sentences of the
+    training split, ``votes`` the sentences a worker tagged, ``classes`` the
+    tags.
+
     Returns
     -------
     pandas.DataFrame
-        One row per crowd: ``name``; ``convertible`` (False: pinned, but
+        One row per crowd: ``name``; ``kind`` (``"classification"``: one
+        class vote per task and worker; ``"regression"``; ``"sequence"``);
+        ``convertible`` (False: pinned, but
         :func:`fetch_crowd_dataset` cannot convert it yet); ``tasks``,
         ``workers``, ``classes``, ``votes``, ``gold`` (tasks with a gold
         label); ``duplicates`` (repeated (task, worker) votes dropped);
@@ -230,7 +303,9 @@ def list_crowd_datasets():
     >>> table.set_index("name").loc["zhang2014_dog", ["tasks", "workers", "classes"]].tolist()
     [807, 109, 4]
     >>> table.loc[~table["convertible"], "name"].tolist()
-    ['movie_reviews_rodrigues', 'conll2003_ner_mturk', 'metaphor_novelty_parde']
+    ['metaphor_novelty_parde']
+    >>> table.loc[table["kind"] != "classification", ["name", "kind"]].values.tolist()
+    [['movie_reviews_rodrigues', 'regression'], ['conll2003_ner_mturk', 'sequence']]
     """
     try:
         import pandas as pd
@@ -244,6 +319,7 @@ def list_crowd_datasets():
         counts = dataset.counts
         rows.append({
             "name": dataset.name,
+            "kind": dataset.kind,
             "convertible": dataset.convertible,
             **{c: (getattr(counts, c) if counts else None) for c in columns},
             "mv_accuracy": counts.mv_accuracy if counts else None,

@@ -11,11 +11,15 @@ so that :func:`~skcrowd.datasets.list_crowd_datasets` works offline (a test
 converts the files again and compares); None where the converter has not
 been run on the real files yet.
 
-A few datasets of the table are pinned before skcrowd can convert them (a
-regression, a sequence-labelling and an ordinal crowd): their
-:class:`CrowdDataset` has ``convert=None``, so their files are listed, sized
-and checked like the others, and :func:`~skcrowd.datasets.fetch_crowd_dataset`
-says that their converter is not written yet.
+Two crowds are not classification crowds (``kind``): a regression crowd
+(``movie_reviews_rodrigues``) and a sequence-labelling crowd
+(``conll2003_ner_mturk``). Their converters (``skcrowd.datasets._structured``)
+return the Bunch itself, converted in memory at each load: skcrowd's folder
+layout holds class votes only. One dataset of the table is pinned before
+skcrowd can convert it (an ordinal crowd): its :class:`CrowdDataset` has
+``convert=None``, so its files are listed, sized and checked like the others,
+and :func:`~skcrowd.datasets.fetch_crowd_dataset` says that its converter is
+not written yet.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ._converters import (
     convert_zheng,
 )
 from ._download import RemoteFile
+from ._structured import convert_conll2003_ner, convert_movie_reviews
 
 __all__ = ["CrowdDataset", "Counts", "COUNTS", "DATASETS"]
 
@@ -249,7 +254,7 @@ _SOURCES = {
              "158786ca0caa0b668439d3381d1bacbffd5f7cbc29bfd0eb33f575ff14d64c73"),
         ),
     ),
-    # pinned, no converter yet (convert=None below)
+    # not classification crowds (kind="regression", "sequence" below)
     "movie_reviews_rodrigues": (
         "fmpr/MA-sLDAr", "MovieReviews/", (
             ("answers.txt", 1980361,
@@ -270,6 +275,7 @@ _SOURCES = {
              "bee337089cd5ee776f475b50aef7fd670155909c02d0cd360db602ec9e82e10d"),
         ),
     ),
+    # pinned, no converter yet (convert=None below)
     "metaphor_novelty_parde": (
         "natalieparde/label-aggregation", "feature_extraction/sample_input/", (
             ("anonymized_combined_hits_1-100.csv", 482760,
@@ -282,7 +288,12 @@ _SOURCES = {
 
 
 class Counts(NamedTuple):
-    """Counts of a converted crowd (see :func:`~skcrowd.datasets.list_crowd_datasets`)."""
+    """Counts of a converted crowd (see :func:`~skcrowd.datasets.list_crowd_datasets`).
+
+    For a regression crowd ``classes`` and ``mv_accuracy`` are None; for a
+    sequence-labelling crowd the tasks are the sentences of the training
+    split, ``votes`` the sentences a worker tagged, ``classes`` the tags.
+    """
 
     tasks: int
     workers: int
@@ -320,6 +331,8 @@ COUNTS = {
     "snow2008_rte": Counts(800, 164, 2, 8000, 800, 0, 0.8969),
     "snow2008_temp": Counts(462, 76, 2, 4620, 462, 0, 0.9361),
     "snow2008_wsd": Counts(177, 34, 3, 1770, 177, 0, 0.9944),
+    "movie_reviews_rodrigues": Counts(1500, 135, None, 7440, 1500, 0, None),
+    "conll2003_ner_mturk": Counts(2997, 47, 9, 11545, 2997, 0, None),
 }
 
 _NO_LICENCE = "none stated with the pinned files (see the repository); cite the reference"
@@ -331,11 +344,13 @@ class CrowdDataset:
 
     ``convert`` takes ``{file name: local path}`` of the files it reads
     (``files``; None: every pinned file of ``source``) and returns a
-    :class:`~skcrowd.datasets._converters.Crowd`; it is None for a dataset
-    that is pinned but whose converter is not written yet (see
-    :attr:`convertible`). ``same_as`` names another crowd of :data:`DATASETS`
-    that holds the same votes, published separately (a benchmark should count
-    them once).
+    :class:`~skcrowd.datasets._converters.Crowd` (``kind`` "classification",
+    written as a folder in skcrowd's layout), or the loaded Bunch itself
+    (``kind`` "regression" or "sequence", see
+    ``skcrowd.datasets._structured``); it is None for a dataset that is
+    pinned but whose converter is not written yet (see :attr:`convertible`).
+    ``same_as`` names another crowd of :data:`DATASETS` that holds the same
+    votes, published separately (a benchmark should count them once).
     """
 
     name: str
@@ -348,6 +363,7 @@ class CrowdDataset:
     files: tuple | None = None
     same_as: str | None = None
     licence: str = _NO_LICENCE
+    kind: str = "classification"
 
     @property
     def convertible(self):
@@ -689,16 +705,23 @@ DATASETS = (
               "2008.",
         description=_SNOW_FORMAT.format(member="wsd.standardized.tsv"),
     ),
-    # pinned, no converter yet: a regression, a sequence-labelling and an ordinal crowd
+    # not classification crowds: converted in memory into the estimators' arrays
     CrowdDataset(
-        name="movie_reviews_rodrigues", source="movie_reviews_rodrigues", convert=None,
+        name="movie_reviews_rodrigues", source="movie_reviews_rodrigues",
+        convert=convert_movie_reviews, kind="regression",
         title="Movie review ratings (regression: continuous ratings on a 0-1 scale), crowd "
               "answers from Amazon Mechanical Turk.",
         description=(
-            "1500 movie reviews rated by the crowd, with the true rating of each, and 3506 test "
-            "reviews with their true rating and no answers; features: the reviews as "
-            "bag-of-words counts. Copy in Rodrigues et al.'s MA-sLDAr repository. answers.txt: "
-            "a 1500 x 135 matrix (reviews x workers), space-separated ratings in steps of 0.1, "
+            "1500 movie reviews rated by 135 workers (4 or 5 answers per review, 7440 in all), "
+            "with the true rating of each, and 3506 test reviews with their true rating and no "
+            "answers; features: the reviews as bag-of-words counts (word ids only: the release "
+            "has no vocabulary). Loaded as votes, a float matrix (1500, 135) of the answers, NaN "
+            "where a worker did not answer (the y of CrowdLayerRegressor); target, the true "
+            "ratings; data and data_test, scipy.sparse csr matrices of word counts (26735 word "
+            "ids); target_test. Ratings stay on the release's 0-1 scale (Rodrigues and Pereira "
+            "2018 report MAE on a 1-10 scale: multiply by 10); 5 answers of -0.1 or 1.1 are kept "
+            "as published. Copy in Rodrigues et al.'s MA-sLDAr repository. answers.txt: a "
+            "1500 x 135 matrix (reviews x workers), space-separated ratings in steps of 0.1, "
             "999999999 where the worker did not answer. labels_train_amt.txt, labels_test.txt: "
             "one true rating per line. data_train_amt.txt, data_test.txt: one review per line "
             "in LDA-C format ('n id:count id:count ...')."
@@ -709,19 +732,34 @@ DATASETS = (
             "2017. B. Pang and L. Lee. \"Seeing stars: exploiting class relationships for "
             "sentiment categorization with respect to rating scales\". ACL, 2005."
         ),
-        features="bag-of-words counts; test 3506 reviews with true ratings",
+        features="bag-of-words counts (sparse); test 3506 reviews with true ratings",
     ),
     CrowdDataset(
-        name="conll2003_ner_mturk", source="conll2003_ner_mturk", convert=None,
+        name="conll2003_ner_mturk", source="conll2003_ner_mturk",
+        convert=convert_conll2003_ner, kind="sequence",
         title="Named-entity tags of CoNLL-2003 sentences (sequence labelling: BIO tags of "
               "persons, locations, organizations, miscellaneous), crowd tags from Amazon "
               "Mechanical Turk (47 workers).",
         description=(
+            "The release splits the crowd-tagged news documents into val (200 documents, 2997 "
+            "sentences) and test (199 documents, 3256 sentences), every sentence with its gold "
+            "tags. Loaded with val as the training split and test as the test split, sentences "
+            "padded to the longest (60 tokens): data and data_test, the tokens (object arrays, "
+            "'' for padding); votes and votes_test, int8 tag indices (n_sentences, 60, 47), -1 "
+            "where a worker did not tag the sentence and for padding (the y of "
+            "SequenceCrowdLayerClassifier; votes_test is for aggregation: a model scored on "
+            "target_test must not train on it); target and target_test, the gold tag indices "
+            "(-1: padding); class_names, the 9 tags B-LOC, B-MISC, B-ORG, B-PER, I-LOC, I-MISC, "
+            "I-ORG, I-PER, O. A worker's sentence is kept only if it has the ground truth's "
+            "tokens (one 'token TAG' line each, a known tag): in 4374 of the 29704 sentences "
+            "that workers tagged, the tagging interface split or merged tokens ('Chile/LOC', a "
+            "tag on a line of its own), and those are dropped, as in Nguyen et al.'s reader; "
+            "11545 training and 13785 test sentences remain tagged. "
             "Copy in Nguyen et al.'s seqcrowd-acl17 repository. task1.zip holds "
             "task1/{val,test}/ground_truth/<document>.txt (the gold tags: one 'token TAG' per "
             "line, a blank line between sentences) and "
             "task1/{val,test}/mturk_train_data/<worker>/<document>.txt (a worker's tags of a "
-            "document, in the same format)."
+            "document, in the same format); it is read in memory, never extracted."
         ),
         reference=(
             "F. Rodrigues, F. C. Pereira and B. Ribeiro. \"Sequence labeling with multiple "
@@ -731,8 +769,9 @@ DATASETS = (
             "to the CoNLL-2003 shared task: language-independent named entity recognition\". "
             "CoNLL, 2003."
         ),
-        features="the sentences' tokens",
+        features="the sentences' tokens; test 3256 sentences with gold tags",
     ),
+    # pinned, no converter yet: an ordinal crowd
     CrowdDataset(
         name="metaphor_novelty_parde", source="metaphor_novelty_parde", convert=None,
         title="Metaphor novelty of word pairs (ordinal: scores 0-3), crowd scores from Amazon "

@@ -33,10 +33,11 @@ SOURCES = SHARED_DATA / "sources"
 #: pinned sources whose files the shared sources/ folder keeps back (its README: music and act_MS
 #: are kept for checking the defaults on a crowd nobody tuned on)
 KEPT_BACK = {"music", "act_MS"}
-#: convertible crowds whose pinned files the shared sources/ folder serves
+#: convertible classification crowds (written as folders) whose pinned files the shared sources/
+#: folder serves; the regression and sequence crowds are tested in test_structured.py
 SERVED = [
     name for name, dataset in CROWD_DATASETS.items()
-    if dataset.convertible and SOURCES.is_dir()
+    if dataset.convertible and dataset.kind == "classification" and SOURCES.is_dir()
     and all((SOURCES / f.key).is_file() for f in dataset.remote_files())
 ]
 #: shared folders named otherwise than the crowd they hold
@@ -117,10 +118,11 @@ def test_sources_holds_every_pinned_file_but_those_kept_back(sources):
 
 def test_the_served_crowds_are_the_convertible_ones(sources):
     assert SERVED == [name for name, dataset in CROWD_DATASETS.items()
-                      if dataset.convertible and dataset.source not in KEPT_BACK]
-    # the pinned datasets without a converter are served too, and not fetched
+                      if dataset.convertible and dataset.kind == "classification"
+                      and dataset.source not in KEPT_BACK]
+    # the pinned dataset without a converter is served too, and not fetched
     assert {name for name, dataset in CROWD_DATASETS.items() if not dataset.convertible} == {
-        "movie_reviews_rodrigues", "conll2003_ner_mturk", "metaphor_novelty_parde"}
+        "metaphor_novelty_parde"}
     # every normalized shared folder is compared with its crowd, converted from the pinned files
     normalized = {p.name for p in SHARED_DATA.iterdir() if (p / "votes.csv").is_file()}
     assert normalized - set(SHARED_FOLDERS.values()) == UNPINNED_FOLDERS & normalized

@@ -81,16 +81,17 @@ def test_every_pinned_file_of_sources_tsv_is_in_the_registry():
     assert {d.source for d in CROWD_DATASETS.values()} == {r[0] for r in rows}
 
 
-#: datasets of SOURCES.tsv pinned before their converters (these belong to the issues that use
-#: them: a regression, a sequence-labelling and an ordinal crowd)
-NOT_CONVERTIBLE = ["movie_reviews_rodrigues", "conll2003_ner_mturk", "metaphor_novelty_parde"]
+#: datasets of SOURCES.tsv pinned before their converters (an ordinal crowd)
+NOT_CONVERTIBLE = ["metaphor_novelty_parde"]
+#: crowds whose answers are not one class per task and worker: loaded in memory, no folder
+NOT_CLASSIFICATION = {"movie_reviews_rodrigues": "regression", "conll2003_ner_mturk": "sequence"}
 COUNT_COLUMNS = ["tasks", "workers", "classes", "votes", "gold", "duplicates", "mv_accuracy"]
 
 
 def test_list_crowd_datasets():
     table = list_crowd_datasets()
     assert list(table.columns) == [
-        "name", "convertible", "tasks", "workers", "classes", "votes", "gold", "duplicates",
+        "name", "kind", "convertible", "tasks", "workers", "classes", "votes", "gold", "duplicates",
         "mv_accuracy", "features", "same_crowd_as", "download_mb", "source", "reference",
         "licence"]
     assert table["name"].tolist() == list(CROWD_DATASETS)
@@ -103,12 +104,20 @@ def test_list_crowd_datasets():
     # pinned datasets without a converter: listed with their files' size and source, no counts
     assert table["convertible"].dtype == bool
     assert table.loc[~table["convertible"], "name"].tolist() == NOT_CONVERTIBLE
-    row = table.set_index("name").loc["movie_reviews_rodrigues"]
-    assert row.source == "fmpr/MA-sLDAr@c1bb161" and row.download_mb == 6.28
+    row = table.set_index("name").loc["metaphor_novelty_parde"]
+    assert row.source == "natalieparde/label-aggregation@148871c" and row.download_mb == 0.57
+    assert table.set_index("name")["kind"].to_dict() == {
+        name: NOT_CLASSIFICATION.get(name, "classification") for name in CROWD_DATASETS}
     # counts are missing only for those and for the crowds whose files are not served here
     without_counts = table.loc[table[COUNT_COLUMNS].isna().all(axis=1), "name"].tolist()
     assert without_counts == ["music", "act_MS", *NOT_CONVERTIBLE]
-    assert table[COUNT_COLUMNS].notna().all(axis=1).sum() == len(table) - len(without_counts)
+    # a regression crowd has no classes, and neither has majority-vote accuracy
+    rows = table.set_index("name").loc[list(NOT_CLASSIFICATION), COUNT_COLUMNS]
+    assert rows.isna().to_dict("index") == {
+        "movie_reviews_rodrigues": {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS},
+        "conll2003_ner_mturk": {c: c == "mv_accuracy" for c in COUNT_COLUMNS}}
+    complete = len(table) - len(without_counts) - len(NOT_CLASSIFICATION)
+    assert table[COUNT_COLUMNS].notna().all(axis=1).sum() == complete
 
 
 @pytest.mark.parametrize("name", list(CROWD_DATASETS))
@@ -146,9 +155,9 @@ def test_a_pinned_dataset_without_converter_says_so_and_downloads_nothing(name, 
 def test_the_command_line_says_a_dataset_cannot_be_converted_yet(tmp_path, capsys):
     from skcrowd._cli import main
 
-    assert main(["fetch", "conll2003_ner_mturk", "--data-home", str(tmp_path)]) == 1
+    assert main(["fetch", "metaphor_novelty_parde", "--data-home", str(tmp_path)]) == 1
     captured = capsys.readouterr()
-    assert "conll2003_ner_mturk cannot be loaded yet: its converter is not written yet" \
+    assert "metaphor_novelty_parde cannot be loaded yet: its converter is not written yet" \
         in captured.err and captured.out == ""
     assert not list(tmp_path.iterdir())
 

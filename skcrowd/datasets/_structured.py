@@ -1,0 +1,359 @@
+"""Converters of the crowds whose answers are not one class per task: ratings and token tags.
+
+skcrowd's dataset folders (``votes.csv`` of class votes, see
+``skcrowd.datasets._loaders``) hold one class label per task and worker, so
+these crowds are converted in memory, from their sha256-verified source
+files, at each call of :func:`~skcrowd.datasets.fetch_crowd_dataset` (well
+under a second each), into the arrays the estimators take:
+
+- **regression** (:func:`convert_movie_reviews`): answers as a float matrix
+  ``(n_tasks, n_workers)``, NaN where a worker did not answer, the input of
+  :class:`~skcrowd.neural.CrowdLayerRegressor`; features as a scipy.sparse
+  matrix;
+- **sequence labelling** (:func:`convert_conll2003_ner`): sentences padded
+  to one length, tokens ``(n_sentences, seq_len)`` and tags ``(n_sentences,
+  seq_len, n_workers)``, ``-1`` for no tag or padding, the input of
+  :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`.
+
+As for the other converters, errors name the file (or archive member), the
+line and the value, and archives are read member by member in memory.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+from ._converters import _lines, read_text
+
+__all__ = ["convert_movie_reviews", "convert_conll2003_ner"]
+
+
+# ---------------------------------------------------------------------------
+# movie_reviews_rodrigues: answers matrix, one rating per line, LDA-C bag of words
+# ---------------------------------------------------------------------------
+
+#: Marker of a missing answer in MA-sLDAr's answers.txt.
+NO_ANSWER = "999999999"
+
+
+def _numbered_lines(path):
+    """``(line number, text)`` of the lines of a text file that are not blank."""
+    return [(line, text) for line, text in enumerate(_lines(read_text(path)), start=1)
+            if text.strip()]
+
+
+def _float(value, where):
+    try:
+        number = float(value)
+    except ValueError:
+        number = np.nan
+    if not np.isfinite(number):
+        raise ValueError(f"{where}: {value!r} is not a finite number.")
+    return number
+
+
+def _answers(path):
+    """Answers matrix of ``answers.txt``: a row per task, a column per worker, NaN missing."""
+    name = Path(path).name
+    rows = [(line, text.split()) for line, text in _numbered_lines(path)]
+    if not rows:
+        raise ValueError(f"{name} holds no answers.")
+    width = len(rows[0][1])
+    for line, fields in rows:
+        if len(fields) != width:
+            raise ValueError(f"{name} line {line}: {len(fields)} columns, expected {width} (one "
+                             "per worker, as on line 1).")
+    return np.array([
+        [np.nan if value == NO_ANSWER else _float(value, f"{name} line {line} column {j + 1}")
+         for j, value in enumerate(fields)]
+        for line, fields in rows
+    ])
+
+
+def _ratings(path, n_rows=None, rows_of=None):
+    """One rating per line; ``n_rows`` of them when given (``rows_of``: whose row count)."""
+    name = Path(path).name
+    ratings = np.array([_float(text.strip(), f"{name} line {line}")
+                        for line, text in _numbered_lines(path)])
+    if n_rows is not None and len(ratings) != n_rows:
+        raise ValueError(f"{name} has {len(ratings)} ratings but {rows_of} has {n_rows} rows: "
+                         "one rating per review is expected.")
+    return ratings
+
+
+def _bag_of_words(path):
+    """Rows of an LDA-C file (``n id:count id:count ...``) as ``(ids, counts)`` per line."""
+    name = Path(path).name
+    rows = []
+    # reviews with no word are lines "0": every line is a review, blank lines too are errors
+    lines = _lines(read_text(path))
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for line, text in enumerate(lines, start=1):
+        fields = text.split()
+        try:
+            n_terms = int(fields[0])
+            pairs = [field.split(":") for field in fields[1:]]
+            ids = np.array([int(i) for i, _ in pairs], dtype=np.int64)
+            counts = np.array([int(c) for _, c in pairs], dtype=np.int64)
+        except (ValueError, IndexError):
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            raise ValueError(f"{name} line {line}: expected 'n id:count id:count ...' "
+                             f"(LDA-C, integers), got {shown!r}.") from None
+        if n_terms != len(ids) or (ids < 0).any() or (counts <= 0).any() or (
+                len(np.unique(ids)) != len(ids)):
+            raise ValueError(f"{name} line {line}: expected {n_terms} distinct word ids "
+                             f"(>= 0) with positive counts, got {len(ids)} pairs: "
+                             f"{text[:60]!r}.")
+        rows.append((ids, counts))
+    return rows
+
+
+def _csr(rows, n_features):
+    indptr = np.cumsum([0] + [len(ids) for ids, _ in rows])
+    indices = np.concatenate([ids for ids, _ in rows] or [np.zeros(0, np.int64)])
+    counts = np.concatenate([c for _, c in rows] or [np.zeros(0, np.int64)])
+    return sp.csr_matrix((counts.astype(np.float64), indices, indptr),
+                         shape=(len(rows), n_features))
+
+
+def convert_movie_reviews(paths):
+    """MovieReviews of MA-sLDAr: crowd ratings, true ratings, bag-of-words counts.
+
+    Parameters
+    ----------
+    paths : dict
+        Local path of each file, by name: ``answers.txt`` (a row per review, a
+        column per worker, ``999999999`` for no answer), ``labels_train_amt.txt``
+        and ``labels_test.txt`` (one true rating per line),
+        ``data_train_amt.txt`` and ``data_test.txt`` (one review per line,
+        LDA-C: ``n id:count ...``).
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``votes`` (float answers, NaN missing), ``target``, ``data`` (csr
+        counts; ``n_features`` is the largest word id of both splits + 1: the
+        release has no vocabulary), ``data_test``, ``target_test``,
+        ``task_ids``, ``worker_ids``, ``stats``, ``DESCR``. Ratings are on
+        the release's 0-1 scale, kept as published (a few answers are -0.1 or
+        1.1).
+    """
+    answers = _answers(paths["answers.txt"])
+    target = _ratings(paths["labels_train_amt.txt"], len(answers), "answers.txt")
+    train = _bag_of_words(paths["data_train_amt.txt"])
+    if len(train) != len(answers):
+        raise ValueError(f"data_train_amt.txt has {len(train)} reviews but answers.txt has "
+                         f"{len(answers)} rows.")
+    test = _bag_of_words(paths["data_test.txt"])
+    target_test = _ratings(paths["labels_test.txt"], len(test), "data_test.txt")
+    n_features = 1 + max((int(ids.max()) for ids, _ in train + test if len(ids)), default=-1)
+    observed = ~np.isnan(answers)
+    per_task, per_worker = observed.sum(axis=1), observed.sum(axis=0)
+    outside = int(((answers[observed] < 0) | (answers[observed] > 1)).sum())
+    stats = {
+        "name": "movie_reviews_rodrigues", "kind": "regression",
+        "n_tasks": len(answers), "n_workers": answers.shape[1], "n_answers": int(observed.sum()),
+        "answers_per_task_mean": round(float(per_task.mean()), 2),
+        "answers_per_task_min": int(per_task.min()), "answers_per_task_max": int(per_task.max()),
+        "answers_per_worker_min": int(per_worker.min()),
+        "answers_per_worker_max": int(per_worker.max()),
+        "answers_outside_0_1": outside, "n_features": n_features, "n_test": len(test),
+    }
+    descr = (
+        f"movie_reviews_rodrigues: {stats['n_tasks']} reviews, {stats['n_workers']} workers, "
+        f"{stats['n_answers']} answers ({stats['answers_per_task_min']}-"
+        f"{stats['answers_per_task_max']} per review), true ratings of every review; "
+        f"{len(test)} test reviews with true ratings; {n_features} word ids. Ratings on a 0-1 "
+        f"scale (the paper reports MAE on a 1-10 scale: multiply by 10); {outside} answers "
+        "outside 0-1 (-0.1 or 1.1) are kept as published."
+    )
+    return Bunch(
+        votes=answers, target=target, data=_csr(train, n_features),
+        data_test=_csr(test, n_features), target_test=target_test,
+        task_ids=np.arange(len(answers)), worker_ids=np.arange(answers.shape[1]),
+        stats=stats, DESCR=descr,
+    )
+
+
+# ---------------------------------------------------------------------------
+# conll2003_ner_mturk: task1.zip of seqcrowd-acl17, one file per document (and worker)
+# ---------------------------------------------------------------------------
+
+#: The release's two splits of the crowd-tagged documents, in the Bunch's order: training, test.
+CONLL_SPLITS = ("val", "test")
+
+
+def _member_text(archive, member):
+    try:
+        return archive.read(member).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"task1.zip: {member} is not UTF-8 text: {exc}") from exc
+
+
+def _sentences(text):
+    """Sentences of a ``token TAG`` file: lists of ``(line, fields)``, split at blank lines."""
+    sentences, current = [], []
+    for line, fields in enumerate((t.split() for t in _lines(text)), start=1):
+        if fields:
+            current.append((line, fields))
+        elif current:
+            sentences.append(current)
+            current = []
+    return sentences + ([current] if current else [])
+
+
+def _gold_document(archive, member):
+    """``[(tokens, tags), ...]`` of a ground-truth document; a line not ``token TAG`` raises."""
+    out = []
+    for sentence in _sentences(_member_text(archive, member)):
+        for line, fields in sentence:
+            if len(fields) != 2:
+                raise ValueError(f"task1.zip: {member} line {line}: expected 'token TAG', got "
+                                 f"{' '.join(fields)!r}.")
+        out.append((tuple(f[0] for _, f in sentence), tuple(f[1] for _, f in sentence)))
+    return out
+
+
+def _worker_tags(archive, member, gold, tags):
+    """A worker's tags of each sentence of a document, None where they cannot be aligned.
+
+    A worker's sentence is kept only if it has the gold sentence's tokens, one
+    ``token TAG`` line each, with tags of the gold tag set: the release's
+    tagging interface split or merged tokens in some sentences (``Chile/LOC``,
+    a tag on a line of its own), whose tags then fit no token.
+    """
+    sentences = _sentences(_member_text(archive, member))
+    if len(sentences) != len(gold):
+        raise ValueError(f"task1.zip: {member} has {len(sentences)} sentences but the document's "
+                         f"ground truth has {len(gold)}: a worker's file is aligned with the "
+                         "ground truth sentence by sentence.")
+    out = []
+    for sentence, (tokens, _) in zip(sentences, gold):
+        fields = [f for _, f in sentence]
+        aligned = (len(fields) == len(tokens)
+                   and all(len(f) == 2 and f[0] == t and f[1] in tags
+                           for f, t in zip(fields, tokens)))
+        out.append(tuple(f[1] for f in fields) if aligned else None)
+    return out
+
+
+def _read_split(archive, names, split):
+    """Gold sentences of a split's documents, by document name, and its workers' files."""
+    gold_prefix, crowd_prefix = f"task1/{split}/ground_truth/", f"task1/{split}/mturk_train_data/"
+    documents = {
+        name[len(gold_prefix):]: _gold_document(archive, name) for name in names
+        if name.startswith(gold_prefix) and name.count("/") == 3 and name.endswith(".txt")
+    }
+    if not documents:
+        raise ValueError(f"task1.zip has no {gold_prefix}<document>.txt: is it the release of "
+                         "seqcrowd-acl17?")
+    crowd = [name for name in names
+             if name.startswith(crowd_prefix) and name.count("/") == 4 and name.endswith(".txt")]
+    return documents, crowd
+
+
+def convert_conll2003_ner(paths):
+    """The CoNLL-2003 NER crowd of seqcrowd-acl17's ``task1.zip``: tokens, crowd and gold tags.
+
+    Parameters
+    ----------
+    paths : dict
+        Local path of ``task1.zip``, under that name. It holds
+        ``task1/{val,test}/ground_truth/<document>.txt`` (one ``token TAG`` a
+        line, a blank line between sentences) and
+        ``task1/{val,test}/mturk_train_data/<worker>/<document>.txt`` (a
+        worker's tags of a document, in the same format).
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        The ``val`` documents as the training split, ``test`` as the test
+        split, sentences in document-name order, every sentence padded to the
+        longest of both splits: ``data`` and ``data_test`` (tokens, object
+        arrays ``(n_sentences, seq_len)``, ``""`` for padding), ``votes`` and
+        ``votes_test`` (int8 tag indices ``(n_sentences, seq_len,
+        n_workers)``, -1 for no tag or padding), ``target`` and
+        ``target_test`` (gold tag indices, -1 for padding), ``class_names``
+        (the gold tags, sorted), ``task_ids`` and ``task_ids_test``
+        (``"<document>:<sentence>"``), ``worker_ids``, ``stats``, ``DESCR``.
+    """
+    path = Path(paths["task1.zip"])
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ValueError(f"{path.name} is not a readable zip archive: {exc}") from exc
+    with archive:
+        names = archive.namelist()
+        read = {split: _read_split(archive, names, split) for split in CONLL_SPLITS}
+        tags = sorted({tag for documents, _ in read.values()
+                       for sentences in documents.values() for _, tags in sentences
+                       for tag in tags})
+        workers = sorted({name.split("/")[3] for _, crowd in read.values() for name in crowd})
+        seq_len = max(len(tokens) for documents, _ in read.values()
+                      for sentences in documents.values() for tokens, _ in sentences)
+        tag_index = {tag: k for k, tag in enumerate(tags)}
+        worker_index = {worker: j for j, worker in enumerate(workers)}
+        splits, dropped, kept = {}, {}, {}
+        for split, (documents, crowd) in read.items():
+            order = sorted(documents)
+            first = np.cumsum([0] + [len(documents[d]) for d in order])
+            start = dict(zip(order, first))
+            n = int(first[-1])
+            data = np.full((n, seq_len), "", dtype=object)
+            target = np.full((n, seq_len), -1, dtype=np.int64)
+            votes = np.full((n, seq_len, len(workers)), -1, dtype=np.int8)
+            for i, (tokens, gold) in enumerate(s for d in order for s in documents[d]):
+                data[i, :len(tokens)] = tokens
+                target[i, :len(tokens)] = [tag_index[t] for t in gold]
+            dropped[split] = kept[split] = 0
+            for name in crowd:
+                worker, document = name.split("/")[3:]
+                if document not in documents:
+                    raise ValueError(f"task1.zip: {name} tags document {document}, which has no "
+                                     f"ground truth task1/{split}/ground_truth/{document}.")
+                j = worker_index[worker]
+                aligned = _worker_tags(archive, name, documents[document], tag_index)
+                for i, worker_tags in enumerate(aligned, start=start[document]):
+                    if worker_tags is None:
+                        dropped[split] += 1
+                    else:
+                        kept[split] += 1
+                        votes[i, :len(worker_tags), j] = [tag_index[t] for t in worker_tags]
+            task_ids = np.array([f"{d[:-len('.txt')]}:{k}" for d in order
+                                 for k in range(len(documents[d]))], dtype=object)
+            splits[split] = (data, votes, target, task_ids)
+    (data, votes, target, task_ids), test = splits["val"], splits["test"]
+    stats = {
+        "name": "conll2003_ner_mturk", "kind": "sequence",
+        "n_sentences": len(data), "n_sentences_test": len(test[0]),
+        "n_tokens": int((target >= 0).sum()), "n_tokens_test": int((test[2] >= 0).sum()),
+        "n_workers": len(workers), "n_classes": len(tags), "seq_len": seq_len,
+        "tagged_sentences": kept["val"], "tagged_sentences_test": kept["test"],
+        "tagged_sentences_dropped": dropped["val"],
+        "tagged_sentences_dropped_test": dropped["test"],
+        "class_names": tags,
+    }
+    descr = (
+        f"conll2003_ner_mturk: training split (the release's val documents) {len(data)} "
+        f"sentences, {stats['n_tokens']} tokens, {kept['val']} sentences tagged by a worker; "
+        f"test split (its test documents) {len(test[0])} sentences, {stats['n_tokens_test']} "
+        f"tokens, {kept['test']} sentences tagged by a worker (votes_test: for aggregation; a "
+        f"model scored on target_test must not train on them); {len(workers)} workers, "
+        f"{len(tags)} tags ({', '.join(tags)}); sentences padded to {seq_len} tokens. "
+        f"{dropped['val'] + dropped['test']} tagged sentences of workers were dropped "
+        f"({dropped['val']} training, {dropped['test']} test): their tokens differ from the "
+        "ground truth's (the tagging interface split or merged tokens), so their tags fit no "
+        "token."
+    )
+    return Bunch(
+        data=data, votes=votes, target=target, data_test=test[0], votes_test=test[1],
+        target_test=test[2], class_names=np.array(tags), task_ids=task_ids,
+        task_ids_test=test[3], worker_ids=np.array(workers, dtype=object), stats=stats,
+        DESCR=descr,
+    )

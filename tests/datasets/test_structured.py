@@ -1,0 +1,283 @@
+"""The regression and sequence-labelling crowds: MovieReviews ratings and CoNLL-2003 NER tags.
+
+Their real files are read from the shared data's ``sources/`` folder when it is there (the
+values checked were read off the files by hand); the formats and their errors are checked on
+small files written in each published layout.
+"""
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from skcrowd.datasets import _download, fetch_crowd_dataset, load_crowd_dataset
+from skcrowd.datasets._fetchers import CROWD_DATASETS, dataset_folder
+from skcrowd.datasets._registry import COUNTS
+from skcrowd.datasets._structured import convert_conll2003_ner, convert_movie_reviews
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """No test here may reach a network: the download host is a closed port."""
+    monkeypatch.setenv("SKCROWD_DATASETS_URL", "http://127.0.0.1:9")
+    monkeypatch.setattr(_download, "_RETRIES", 0)
+
+
+def _real(shared_data, name):
+    """The crowd fetched from the shared data's pinned files (skips when they are absent)."""
+    dataset = CROWD_DATASETS[name]
+    if not all(remote.local_path(shared_data).is_file() for remote in dataset.remote_files()):
+        pytest.skip(f"the pinned files of {name} are not in {shared_data / 'sources'}")
+    return fetch_crowd_dataset(name, data_home=shared_data, download_if_missing=False)
+
+
+@pytest.fixture(scope="module")
+def movie_reviews(shared_data):
+    return _real(shared_data, "movie_reviews_rodrigues")
+
+
+@pytest.fixture(scope="module")
+def conll(shared_data):
+    return _real(shared_data, "conll2003_ner_mturk")
+
+
+# ---------------------------------------------------------------------------
+# the real files
+# ---------------------------------------------------------------------------
+
+
+def test_movie_reviews_shapes_and_values_read_off_the_files(movie_reviews):
+    ds = movie_reviews
+    assert ds.votes.shape == (1500, 135) and ds.votes.dtype == np.float64
+    answered = ~np.isnan(ds.votes)
+    assert answered.sum() == 7440 and set(answered.sum(axis=1)) == {4, 5}
+    # answers.txt line 1: "0.6 999999999 999999999 999999999 0.5 ... 0.3 ... 0.5 ... 0.6"
+    assert np.flatnonzero(answered[0]).tolist() == [0, 4, 10, 12, 17]
+    np.testing.assert_array_equal(ds.votes[0, [0, 4, 10, 12, 17]], [0.6, 0.5, 0.3, 0.5, 0.6])
+    assert ds.votes[answered].min() == pytest.approx(-0.1)  # kept as published
+    assert ds.votes[answered].max() == pytest.approx(1.1)
+    np.testing.assert_array_equal(ds.target[:3], [0.6, 0.4, 0.7])
+    assert ds.target.shape == (1500,) and ds.target_test.shape == (3506,)
+    np.testing.assert_array_equal(ds.target_test[-3:], [0.9, 0.9, 0.9])
+    # data_train_amt.txt line 1: "104 1:1 2:1 14:1 62:3 72:1 73:2 ..."
+    assert ds.data.shape == (1500, 26735) and ds.data_test.shape == (3506, 26735)
+    assert ds.data[0].nnz == 104 and (ds.data[0, 62], ds.data[0, 73], ds.data[0, 2]) == (3, 2, 1)
+    assert ds.data.format == "csr" and ds.data_test[-1].nnz == 144
+    assert (ds.data.sum(), ds.data_test.sum()) == (243623, 554410)
+    counts = COUNTS["movie_reviews_rodrigues"]
+    assert (counts.tasks, counts.workers, counts.votes, counts.gold) == (
+        *ds.votes.shape, answered.sum(), len(ds.target))
+    assert ds.stats["kind"] == "regression" and ds.stats["answers_outside_0_1"] == 5
+    assert " ".join(ds.DESCR.split()).startswith(CROWD_DATASETS["movie_reviews_rodrigues"].title)
+
+
+def test_conll_shapes_and_values_read_off_the_files(conll):
+    ds = conll
+    assert ds.votes.shape == (2997, 60, 47) and ds.votes_test.shape == (3256, 60, 47)
+    assert ds.votes.dtype == np.int8 and len(ds.worker_ids) == 47
+    assert ds.class_names.tolist() == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-LOC", "I-MISC",
+                                       "I-ORG", "I-PER", "O"]
+    assert ds.data.shape == ds.target.shape == (2997, 60)
+    assert ds.data_test.shape == ds.target_test.shape == (3256, 60)
+    # task1/val/ground_truth/207PSI2KYEPLB94X0QD61J3PRJSSMB.txt, the first document
+    assert ds.task_ids[0] == "207PSI2KYEPLB94X0QD61J3PRJSSMB:0"
+    assert ds.data[0, :8].tolist() == ["TENNIS", "-", "RESULTS", "AT", "CANADIAN", "OPEN", ".", ""]
+    assert ds.class_names[ds.target[0, :7]].tolist() == ["O"] * 4 + ["B-MISC", "I-MISC", "O"]
+    assert ds.target[0, 7:].tolist() == [-1] * 53
+    workers = ds.worker_ids.tolist()
+    # A29X1A8AF3TUQP: "CANADIAN B-MISC", "OPEN O"; next sentence "TORONTO O", "1996-08-23 O"
+    j = workers.index("A29X1A8AF3TUQP")
+    assert ds.class_names[ds.votes[0, :7, j]].tolist() == ["O"] * 4 + ["B-MISC", "O", "O"]
+    assert ds.votes[1, :3, j].tolist() == [8, 8, -1]
+    # A1CZIM8L5T2KYP wrote "TORONTO/LOC O": that sentence is dropped, the first one kept
+    j = workers.index("A1CZIM8L5T2KYP")
+    assert ds.votes[0, :8, j].tolist() == [8] * 7 + [-1] and ds.votes[1, :, j].max() == -1
+    assert ds.data_test[0, :3].tolist() == ["South", "Africa", "yet"]
+    assert ds.class_names[ds.target_test[0, :3]].tolist() == ["B-LOC", "I-LOC", "O"]
+    # no vote on padding; tokens where the gold has a tag
+    for votes, target, data in ((ds.votes, ds.target, ds.data),
+                                (ds.votes_test, ds.target_test, ds.data_test)):
+        assert not ((votes >= 0) & (target[..., None] < 0)).any()
+        np.testing.assert_array_equal(data != "", target >= 0)
+    tagged = (ds.votes >= 0).any(axis=1)  # (sentence, worker)
+    assert tagged.sum() == ds.stats["tagged_sentences"] == 11545
+    assert (ds.votes_test >= 0).any(axis=1).sum() == ds.stats["tagged_sentences_test"] == 13785
+    assert ds.stats["tagged_sentences_dropped"] + ds.stats["tagged_sentences_dropped_test"] == 4374
+    assert ((ds.target >= 0).sum(), (ds.target_test >= 0).sum()) == (40360, 42598)
+    counts = COUNTS["conll2003_ner_mturk"]
+    assert counts == (len(ds.data), 47, 9, tagged.sum(), len(ds.data), 0, None)
+    # the tags that were kept mostly agree with the gold (the crowd is 0.91 token-accurate)
+    observed = ds.votes >= 0
+    assert (ds.votes == ds.target[..., None])[observed].mean() == pytest.approx(0.912, abs=1e-3)
+
+
+def test_the_real_crowds_load_by_name_and_as_x_y(shared_data, movie_reviews, conll):
+    X, votes = fetch_crowd_dataset("conll2003_ner_mturk", data_home=shared_data,
+                                   download_if_missing=False, return_X_y=True)
+    np.testing.assert_array_equal(votes, conll.votes)
+    assert X.shape == (2997, 60)
+    ds = load_crowd_dataset("movie_reviews_rodrigues", data_home=shared_data,
+                            download_if_missing=False)
+    np.testing.assert_array_equal(ds.votes, movie_reviews.votes)
+
+
+# ---------------------------------------------------------------------------
+# errors of the fetcher
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["movie_reviews_rodrigues", "conll2003_ner_mturk"])
+def test_no_folder_no_sparse_and_absent_sources(name, tmp_path, capsys):
+    kind = CROWD_DATASETS[name].kind
+    with pytest.raises(ValueError, match=f"{name} is a {kind} crowd, which skcrowd's folder "
+                                         r"layout .* cannot hold: load it with "
+                                         rf"fetch_crowd_dataset\('{name}'\)"):
+        dataset_folder(name, data_home=tmp_path)
+    from skcrowd._cli import main
+
+    assert main(["fetch", name, "--data-home", str(tmp_path)]) == 1
+    assert f"{name} is a {kind} crowd" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=f"sparse=True .* {name} is a {kind} crowd"):
+        fetch_crowd_dataset(name, data_home=tmp_path, sparse=True)
+    with pytest.raises(OSError, match=f"{name} not found: it is converted from its pinned "
+                                      "source files at each load, download_if_missing=False, "
+                                      "and these source files are missing"):
+        fetch_crowd_dataset(name, data_home=tmp_path, download_if_missing=False)
+    with pytest.raises(OSError, match=f"could not download .* \\(needed by {name}\\)"):
+        fetch_crowd_dataset(name, data_home=tmp_path)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+# ---------------------------------------------------------------------------
+# MovieReviews layout, on small files
+# ---------------------------------------------------------------------------
+
+
+def movie_files(folder, **replace):
+    files = {
+        "answers.txt": "0.6 999999999 0.5\n999999999 0 1.1\n",
+        "labels_train_amt.txt": "0.55\n0.05\n",
+        "labels_test.txt": "1.0\n",
+        "data_train_amt.txt": "2 0:1 3:2\n0\n",
+        "data_test.txt": "1 5:4\n",
+        **replace,
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return {name: folder / name for name in files}
+
+
+def test_movie_reviews_layout(tmp_path):
+    ds = convert_movie_reviews(movie_files(tmp_path))
+    np.testing.assert_array_equal(ds.votes, [[0.6, np.nan, 0.5], [np.nan, 0.0, 1.1]])
+    np.testing.assert_array_equal(ds.target, [0.55, 0.05])
+    # six word ids (0-5), the largest in the test file; a review with no word is an empty row
+    np.testing.assert_array_equal(ds.data.toarray(), [[1, 0, 0, 2, 0, 0], [0] * 6])
+    np.testing.assert_array_equal(ds.data_test.toarray(), [[0, 0, 0, 0, 0, 4]])
+    np.testing.assert_array_equal(ds.target_test, [1.0])
+    assert ds.stats["n_answers"] == 4 and ds.stats["answers_outside_0_1"] == 1
+
+
+@pytest.mark.parametrize("replace, match", [
+    ({"answers.txt": "0.6 0.5\n0.1\n"}, "answers.txt line 2: 1 columns, expected 2"),
+    ({"answers.txt": "0.6 x 0.5\n1 1 1\n"}, "answers.txt line 1 column 2: 'x' is not a finite"),
+    ({"answers.txt": "0.6 nan 0.5\n1 1 1\n"}, "answers.txt line 1 column 2: 'nan' is not a"),
+    ({"answers.txt": ""}, "answers.txt holds no answers"),
+    ({"labels_train_amt.txt": "0.5\n"}, "labels_train_amt.txt has 1 ratings but answers.txt "
+                                        "has 2 rows"),
+    ({"labels_test.txt": "1\n2\n"}, "labels_test.txt has 2 ratings but data_test.txt has 1"),
+    ({"data_train_amt.txt": "2 0:1 3:2\n"}, "data_train_amt.txt has 1 reviews but answers.txt "
+                                            "has 2 rows"),
+    ({"data_train_amt.txt": "2 0:1 3-2\n0\n"}, "data_train_amt.txt line 1: expected 'n "
+                                               "id:count"),
+    ({"data_train_amt.txt": "2 0:1\n0\n"}, "data_train_amt.txt line 1: expected 2 distinct word "
+                                           "ids .* got 1 pairs"),
+    ({"data_train_amt.txt": "2 0:1 0:2\n0\n"}, "line 1: expected 2 distinct word ids"),
+    ({"data_test.txt": "1 5:0\n"}, "data_test.txt line 1: expected 1 distinct word ids "
+                                   r"\(>= 0\) with positive counts"),
+    ({"data_train_amt.txt": "2 0:1 3:2\n\n0\n"}, "data_train_amt.txt line 2: expected 'n "
+                                                 "id:count"),
+])
+def test_movie_reviews_malformed_files(tmp_path, replace, match):
+    with pytest.raises(ValueError, match=match):
+        convert_movie_reviews(movie_files(tmp_path, **replace))
+
+
+# ---------------------------------------------------------------------------
+# CoNLL layout (task1.zip), on a small archive
+# ---------------------------------------------------------------------------
+
+GOLD_A = "\nPeter B-PER\nruns O\n\nIn O\nParis B-LOC\n. O\n"
+GOLD_B = "Rome B-LOC\n"
+
+
+def conll_zip(path, **members):
+    files = {
+        "task1/val/ground_truth/a.txt": GOLD_A,
+        "task1/test/ground_truth/b.txt": GOLD_B,
+        # w1 tags both sentences; w2's second sentence has "Paris/LOC": dropped
+        "task1/val/mturk_train_data/w1/a.txt": "Peter B-PER\nruns O\n\nIn O\nParis O\n. O\n",
+        "task1/val/mturk_train_data/w2/a.txt": "Peter O\nruns O\n\nIn O\nParis/LOC O\n. O\n",
+        "task1/test/mturk_train_data/w3/b.txt": "Rome B-LOC\n",
+        **members,
+    }
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            if text is not None:
+                archive.writestr(name, text)
+    return {"task1.zip": path}
+
+
+def test_conll_layout(tmp_path):
+    ds = convert_conll2003_ner(conll_zip(tmp_path / "task1.zip"))
+    assert ds.class_names.tolist() == ["B-LOC", "B-PER", "O"]
+    assert ds.worker_ids.tolist() == ["w1", "w2", "w3"]  # workers of both splits
+    assert ds.data.tolist() == [["Peter", "runs", ""], ["In", "Paris", "."]]
+    assert ds.target.tolist() == [[1, 2, -1], [2, 0, 2]]
+    assert ds.votes.shape == (2, 3, 3) and ds.votes.dtype == np.int8
+    assert ds.votes[..., 0].tolist() == [[1, 2, -1], [2, 2, 2]]
+    assert ds.votes[..., 1].tolist() == [[2, 2, -1], [-1, -1, -1]]  # its second one dropped
+    assert (ds.votes[..., 2] == -1).all()
+    assert ds.data_test.tolist() == [["Rome", "", ""]] and ds.target_test.tolist() == [[0, -1, -1]]
+    assert ds.votes_test[0, :, 2].tolist() == [0, -1, -1]
+    assert ds.task_ids.tolist() == ["a:0", "a:1"] and ds.task_ids_test.tolist() == ["b:0"]
+    assert (ds.stats["tagged_sentences"], ds.stats["tagged_sentences_dropped"]) == (3, 1)
+    assert "1 tagged sentences of workers were dropped" in ds.DESCR
+
+
+@pytest.mark.parametrize("line, why", [
+    ("Paris\n", "a tag alone on a line"), ("Paris B-LOC x\n", "three fields"),
+    ("Paris B-XYZ\n", "a tag the gold does not use"), ("Pariss B-LOC\n", "another token"),
+])
+def test_conll_worker_sentences_that_do_not_fit_the_tokens_are_dropped(tmp_path, line, why):
+    worker = "In O\n" + line + ". O\n"
+    ds = convert_conll2003_ner(conll_zip(
+        tmp_path / "task1.zip", **{"task1/val/mturk_train_data/w1/a.txt": "Peter O\nruns O\n\n"
+                                   + worker}))
+    assert (ds.votes[1, :, 0] == -1).all(), why
+    assert ds.stats["tagged_sentences_dropped"] == 2
+
+
+@pytest.mark.parametrize("members, match", [
+    ({"task1/val/ground_truth/a.txt": "Peter B-PER extra\n"},
+     "task1/val/ground_truth/a.txt line 1: expected 'token TAG', got 'Peter B-PER extra'"),
+    ({"task1/val/ground_truth/a.txt": None, "task1/val/mturk_train_data/w1/a.txt": None,
+      "task1/val/mturk_train_data/w2/a.txt": None},
+     "task1.zip has no task1/val/ground_truth/<document>.txt"),
+    ({"task1/val/mturk_train_data/w1/c.txt": "x O\n"},
+     "task1/val/mturk_train_data/w1/c.txt tags document c.txt, which has no ground truth"),
+    ({"task1/val/mturk_train_data/w1/a.txt": "Peter O\nruns O\n"},
+     "task1/val/mturk_train_data/w1/a.txt has 1 sentences but the document's ground truth "
+     "has 2"),
+    ({"task1/test/ground_truth/b.txt": b"Rom\xe9 B-LOC\n"},
+     "task1/test/ground_truth/b.txt is not UTF-8 text"),
+])
+def test_conll_malformed_archives(tmp_path, members, match):
+    with pytest.raises(ValueError, match=match):
+        convert_conll2003_ner(conll_zip(tmp_path / "task1.zip", **members))
+
+
+def test_conll_not_a_zip(tmp_path):
+    (tmp_path / "task1.zip").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="task1.zip is not a readable zip archive"):
+        convert_conll2003_ner({"task1.zip": tmp_path / "task1.zip"})
