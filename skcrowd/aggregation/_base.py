@@ -28,7 +28,6 @@ import dataclasses
 import numbers
 import sys
 import warnings
-import zlib
 from abc import ABCMeta, abstractmethod
 from typing import NamedTuple
 
@@ -492,10 +491,16 @@ class BaseEM(BaseAggregator):
     def _statistics(self, layout, resp):
         """Sufficient statistics of given responsibilities of a block's tasks."""
 
-    def _initial_statistics(self, layout, random_state):
+    def _initial_statistics(self, layout, draws):
         """Statistics of a block's initial responsibilities, for the first M-step."""
         resp = np.empty((layout.n_tasks, layout.n_classes))
-        self._initial_responsibilities(layout, random_state, resp)
+        self._initial_responsibilities(layout, draws, resp)
+        return self._start_statistics(layout, resp, draws)
+
+    def _start_statistics(self, layout, resp, draws):
+        """Statistics of a block's initial class responsibilities ``resp`` for the first
+        M-step; ``draws`` (:class:`_TaskDraws`) gives the block's per-task random numbers to a
+        model that splits them further (EBCC's subtypes)."""
         return self._statistics(layout, resp)
 
     @abstractmethod
@@ -725,8 +730,6 @@ class BaseEM(BaseAggregator):
         n_tasks = source.n_tasks
         model = clone(self)  # what the blocks need: the parameters, not the fitted attributes
         random_state = check_random_state(self.random_state)
-        if self.init == "random" and not warm and _is_distributed(source):
-            random_state = random_state.randint(np.iinfo(np.int32).max)  # one seed per block
         best = None
         for init in range(1 if warm else self.n_init):
             if warm:
@@ -736,8 +739,12 @@ class BaseEM(BaseAggregator):
                 previous = self._objective(params, log_lik, task_term, n_tasks)
             else:
                 tables, shared = self._known_task_parameters(source, model, priors)
+                # one seed per initialization; each task's random numbers follow from it and
+                # the task's id, whatever the blocks (see _TaskDraws)
+                seed = random_state.randint(np.iinfo(np.int32).max)
                 stats = source.map_reduce(_initial_block, tables,
-                                          (model, random_state, priors, shared), stateful=True)
+                                          (model, seed, priors, shared), stateful=True,
+                                          with_tasks=True)
                 params, previous = None, -np.inf
             lower_bounds, converged, n_iter, choosing = [], False, 0, 0
             while n_iter < self.max_iter:
@@ -839,12 +846,12 @@ class BaseEM(BaseAggregator):
         """Per-task objective of ``params``: MAP objective or ELBO (see the class docstring)."""
         return (log_lik + self._parameter_term(params) + task_term) / n_tasks
 
-    def _initial_responsibilities(self, layout, random_state, resp):
+    def _initial_responsibilities(self, layout, draws, resp):
         """Fill ``resp``: naive soft labels (paper 002, algorithm 2 line 1; a task without votes
-        gets the frequencies of all votes) or random rows."""
+        gets the frequencies of all votes) or random rows, flat-Dirichlet draws of each task
+        (``draws``, a :class:`_TaskDraws`)."""
         if self.init == "random":
-            rows = random_state.exponential(size=resp.shape)
-            np.divide(rows, rows.sum(axis=1, keepdims=True), out=resp)
+            resp[:] = draws.flat_dirichlet(0, 1, resp.shape[1])[:, 0]
             return
         naive_soft_labels(layout.task, layout.label, layout.n_tasks, _vote_frequencies(layout),
                           out=resp)
@@ -1004,31 +1011,91 @@ def _has_task_parameters(model):
     return "task" in model._parameter_axes
 
 
-def _initial_block(block, tables, model, random_state, priors, shared, state):
+def _initial_block(block, tables, model, seed, priors, shared, state):
     """Statistics of a block's initial responsibilities; the block keeps its per-task ones.
 
     With per-task priors, the initial responsibilities are multiplied by them (a known task
     starts at its label); given parameters (``shared`` not None: the model fitted on the known
-    tasks, see ``BaseEM._known_task_parameters``), they are the posteriors under them.
+    tasks, see ``BaseEM._known_task_parameters``), they are the posteriors under them. Random
+    numbers come from ``seed`` and each task's id (:class:`_TaskDraws`).
     """
     layout = block.layout
-    if not isinstance(random_state, np.random.RandomState):  # a seed: one stream per block
-        key = 0 if block.tasks is None else zlib.crc32(repr(block.tasks[0]).encode())
-        random_state = np.random.RandomState([random_state, key])
+    draws = _TaskDraws(seed, block.tasks, layout.n_tasks)
     if priors is None:
-        stats = model._initial_statistics(layout, random_state)
+        stats = model._initial_statistics(layout, draws)
     elif shared is not None:
         params = _block_parameters(model, tables, shared)
         resp = model._posterior(layout, params,
                                 **_prior_kwargs(model, priors, layout, params))[0]
-        stats = model._statistics(layout, resp)
+        stats = model._start_statistics(layout, resp, draws)
     else:
         resp = np.empty((layout.n_tasks, layout.n_classes))
-        model._initial_responsibilities(layout, random_state, resp)
+        model._initial_responsibilities(layout, draws, resp)
         _weigh_by_priors(resp, _log_task_priors(model, priors, layout, None))
-        stats = model._statistics(layout, resp)
+        stats = model._start_statistics(layout, resp, draws)
     per_worker, shared, task_stats = _split_statistics(model, stats)
     return per_worker, shared, (task_stats, None)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix64(x):
+    """SplitMix64's finalizer on a uint64 array (wrapping arithmetic): a bijection that spreads
+    each input bit over the output (Steele, Lea & Flood, 2014)."""
+    with np.errstate(over="ignore"):  # wrapping is the point (numpy warns on scalars)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _id_keys(tasks, n_tasks):
+    """A uint64 key of each task id: the id itself for integer ids (positions when ``tasks`` is
+    None), a hash of its text (code points) for other ids; a function of the id alone."""
+    if tasks is None:
+        return np.arange(n_tasks, dtype=np.uint64)
+    tasks = np.asarray(tasks)
+    if tasks.dtype.kind in "iub":
+        return tasks.astype(np.int64).view(np.uint64)
+    text = np.ascontiguousarray(tasks.astype(str))
+    codes = text.view(np.uint32).reshape(len(text), -1)
+    keys = np.full(len(text), np.uint64(0x5EED))
+    for column in codes.T:  # the padding after a shorter id (code point 0) leaves it alone
+        with np.errstate(over="ignore"):
+            mixed = _mix64(keys + _GOLDEN * (column.astype(np.uint64) + np.uint64(1)))
+        keys = np.where(column != 0, mixed, keys)
+    return keys
+
+
+class _TaskDraws:
+    """The random numbers of a block's tasks, functions of ``(seed, task id, stream)`` only.
+
+    A fit in memory, out of core or on Dask therefore starts from the same random
+    responsibilities whatever the blocks, and every CPU draws the same numbers: they are
+    counter-based (SplitMix64 of the task's key, the seed, the stream and the number's
+    position), with integer arithmetic and a sort, and no transcendental function whose last
+    bit could depend on the CPU's SIMD code.
+    """
+
+    def __init__(self, seed, tasks, n_tasks):
+        with np.errstate(over="ignore"):
+            self.keys = _mix64(_id_keys(tasks, n_tasks) ^ _mix64(np.uint64(seed) + _GOLDEN))
+
+    def uniform(self, stream, n):
+        """``(n_tasks, n)`` uniforms in the open interval (0, 1) of stream ``stream``."""
+        counter = np.arange(n, dtype=np.uint64) + np.uint64(stream) * np.uint64(1 << 32)
+        with np.errstate(over="ignore"):
+            bits = _mix64(_mix64(self.keys[:, None] + _GOLDEN * (counter + np.uint64(1))))
+        return ((bits >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0 ** -53
+
+    def flat_dirichlet(self, stream, n_rows, n):
+        """``(n_tasks, n_rows, n)``: ``n_rows`` draws of each task from the flat Dirichlet
+        distribution over ``n`` entries, the spacings of ``n - 1`` sorted uniforms."""
+        cuts = np.sort(self.uniform(stream, n_rows * (n - 1)).reshape(
+            len(self.keys), n_rows, n - 1), axis=2)
+        edges = np.concatenate([np.zeros(cuts.shape[:2] + (1,)), cuts,
+                                np.ones(cuts.shape[:2] + (1,))], axis=2)
+        return np.diff(edges, axis=2)
 
 
 def _known_task_block(block, tables, model, priors, state):

@@ -226,8 +226,8 @@ class BayesianDawidSkene(DawidSkene):
     def _statistics(self, layout, resp):
         return super()._statistics(layout, resp)[:2]
 
-    def _initial_statistics(self, layout, random_state):
-        return super()._initial_statistics(layout, random_state)[:2]
+    def _initial_statistics(self, layout, draws):
+        return super()._initial_statistics(layout, draws)[:2]
 
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats

@@ -251,9 +251,9 @@ class DawidSkene(BaseEM):
     def _statistics(self, layout, resp):
         return ds_worker_counts(layout, resp), resp.sum(axis=0), _no_counts(layout)
 
-    def _initial_statistics(self, layout, random_state):
+    def _initial_statistics(self, layout, draws):
         if self.init == "random":
-            return super()._initial_statistics(layout, random_state)
+            return super()._initial_statistics(layout, draws)
         # the naive soft labels' counts, each task's computed from its votes on the fly
         return (*ds_vote_share_counts(layout, _vote_frequencies(layout)), _no_counts(layout))
 

@@ -222,11 +222,12 @@ class MemoryVotes:
     def close(self):
         """Nothing to release."""
 
-    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False, with_tasks=False):
         """Sum of ``fn(block, local_tables, *args, state)`` over the blocks (here one).
 
         ``fn`` returns ``(per_worker_stats, other_stats, state)``; with ``stateful=True`` the
         block's state from the previous call is passed in (None at first) and the new one kept.
+        The block always carries its task ids (``with_tasks`` is for the out-of-core source).
         Returns ``(per_worker_totals, other_totals)``.
         """
         per_worker, other, state = run_block(fn, self.block, tables, args,

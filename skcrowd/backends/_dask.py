@@ -348,7 +348,7 @@ class DaskVotes:
         self.block_futures, self._states, self._checkpoint = [], [], None
         self.n_blocks = 0
 
-    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False, with_tasks=False):
         """Sum of ``fn(block, local_tables, *args, state)`` over the blocks, run on the cluster.
 
         The per-worker ``tables`` are scattered once, not broadcast (the scheduler's replication
@@ -360,7 +360,8 @@ class DaskVotes:
         ``stateful=True`` the block's state from the previous call (None at first) is passed in
         and the new one stays on the cluster, with a copy on the client. A call that loses data
         with a Dask worker runs again (see the module's notes); a cluster that is gone raises
-        :class:`DaskClusterError`.
+        :class:`DaskClusterError`. The blocks always carry their task ids (``with_tasks`` is
+        for the out-of-core source).
         Returns ``(per_worker_totals, other_totals)``.
         """
         for attempt in range(_RETRIES + 1):

@@ -572,7 +572,7 @@ class OutOfCoreVotes:
         for _, block, _ in self._iter_loaded(with_tasks):
             yield block
 
-    def map_reduce(self, fn, tables=(), args=(), *, stateful=False):
+    def map_reduce(self, fn, tables=(), args=(), *, stateful=False, with_tasks=False):
         """Sum of ``fn(block, tables, *args, state)`` over the blocks, streamed from disk.
 
         Every block meets most workers when they vote often, so the blocks keep crowd-wide
@@ -583,11 +583,13 @@ class OutOfCoreVotes:
         (after the first block) to add its statistics into, and returns None for them: no
         crowd-sized temporary per block. With ``stateful=True`` the block's state from the
         previous call (None at first) is passed in and the new one written next to the block.
+        ``with_tasks=True`` also reads each block's original task ids (``block.tasks``).
         Returns ``(per_worker_totals, other_totals)``.
         """
         accumulates = "out" in inspect.signature(fn).parameters
         total = StatisticsSum(self.n_workers)
-        for i, block, state in self._iter_loaded(with_state=stateful, source_order=True):
+        for i, block, state in self._iter_loaded(with_tasks, with_state=stateful,
+                                                 source_order=True):
             kwargs = {"out": total.per_worker} if accumulates and total.per_worker else {}
             per_worker, other, state = run_block(fn, block, tables, args, state, **kwargs)
             total.add(None, per_worker, other)

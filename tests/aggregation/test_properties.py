@@ -58,6 +58,9 @@ RANDOM_START = ("MMSR", "KOS")  # random starts drawn in worker / vote order: no
 # held-out votes drawn in vote order: a permuted crowd holds out other votes and may pick another
 # candidate
 RANDOM_START += ("AggregatorSelector",)
+# EBCC splits each task's start among the subtypes at random, with draws keyed by the task's id
+# (its row in a matrix): a permuted crowd starts each task elsewhere (Li et al.'s procedure)
+RANDOM_START += ("EBCC",)
 TIE = 1e-6  # soft labels closer than this are a tie
 # BayesianDawidSkene: with workers all alike, the learned prior's concentration lies along a flat
 # direction of the ELBO (optimum at infinity, kept at 1e5); summation order moves it by 1e-5

@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from skcrowd.aggregation import EBCC, BayesianDawidSkene, DawidSkene, MajorityVote
+from skcrowd.aggregation._base import _TaskDraws
 from skcrowd.aggregation._bayesian_dawid_skene import PRIOR_BOUNDS, PRIOR_NEWTON_STEPS
 from skcrowd.aggregation.kernels import fit_dirichlet_multinomial
 from skcrowd.datasets import simulate_annotators
@@ -50,18 +51,23 @@ def _e_step(votes, expected_log, log_prior):
 
 def test_ebcc_one_iteration_by_hand():
     K, M = 2, 3
-    a_v, b_v, a_pi, alpha = 4.0, 1.0, 0.1, 1.0
+    a_v, b_v, a_pi = 4.0, 1.0, 0.1
     with pytest.warns(ConvergenceWarning):
-        ebcc = EBCC(n_subtypes=M, max_iter=1, tol=0, random_state=7).fit(TINY)
-    z, counts = _majority_counts(TINY, K)
-    # the initial split of each (answer l, class k) count among subtypes, drawn in the driver
+        ebcc = EBCC(n_subtypes=M, max_iter=1, tol=0, n_init=1, random_state=7).fit(TINY)
+    z, _ = _majority_counts(TINY, K)
+    # each task's soft label split among the subtypes, one flat-Dirichlet draw per (task,
+    # class) from the initialization's seed (the draws are tested in test_task_draws.py)
     seed = check_random_state(7).randint(np.iinfo(np.int32).max)
-    split = np.random.RandomState(seed).dirichlet(np.ones(M), size=(K, K))  # [l, k, m]
-    sub_counts = counts[:, :, None, :] * split.transpose(1, 2, 0)[None]  # [j, k, m, l]
+    q0 = z[:, :, None] * _TaskDraws(seed, None, len(TINY)).flat_dirichlet(1, K, M)
+    sub_counts = np.zeros((TINY.shape[1], K, M, K))  # [j, k, m, l]
+    for i, j in zip(*np.nonzero(TINY >= 0)):
+        sub_counts[j, :, :, TINY[i, j]] += q0[i]
     beta = np.where(np.eye(K, dtype=bool), a_v, b_v)  # [k, l]
     mu = beta[None, :, None, :] + sub_counts
+    alpha = z.sum(axis=0)  # the empirical prior: the naive soft labels' class totals
+    np.testing.assert_allclose(ebcc.class_pseudo_counts_, alpha, rtol=1e-12)
     nu = alpha + z.sum(axis=0)
-    eta = a_pi / M + np.repeat(z.sum(axis=0)[:, None] / M, M, axis=1)
+    eta = a_pi / M + q0.sum(axis=0)
     np.testing.assert_allclose(ebcc.subtype_confusion_counts_, mu, rtol=1e-12)
     np.testing.assert_allclose(ebcc.class_priors_, nu / nu.sum(), rtol=1e-12)
     np.testing.assert_allclose(ebcc.subtype_weights_, eta / eta.sum(axis=1, keepdims=True),
