@@ -15,3 +15,49 @@ def patch_crowdkit_fitted_check():
         module = importlib.import_module(f"crowdkit.aggregation.classification.{module}")
         if hasattr(module, "check_is_fitted"):
             module.check_is_fitted = check_is_fitted
+
+
+# EBCC's reference: Li, Rubinstein & Cohn's procedure as ported in JieyuZ2/wrench
+# (wrench/labelmodel/ebcc.py), which is not on PyPI. The benchmarks take a copy of that file
+# (--ebcc-reference PATH; the commit read for skcrowd's comparison was 1ce3673a) and run its
+# function ebcc_vb, unchanged, in the competitor's interpreter: the function alone is compiled
+# from the file, with the module's numpy and scipy imports, without wrench's other modules.
+EBCC_REFERENCE_REPEAT = 5  # wrench's EBCC(repeat=5): random starts, the best ELBO kept
+EBCC_REFERENCE_ITER = 1000  # wrench's EBCC(inference_iter=1000)
+
+
+def load_ebcc_reference(path):
+    """The function ``ebcc_vb`` of a copy of wrench's ``ebcc.py``."""
+    import ast
+
+    def root(node):
+        if isinstance(node, ast.ImportFrom):
+            return (node.module or "").split(".")[0]
+        return node.names[0].name.split(".")[0] if isinstance(node, ast.Import) else None
+
+    tree = ast.parse(open(path).read(), filename=str(path))
+    keep = [node for node in tree.body if root(node) in ("numpy", "scipy")
+            or (isinstance(node, ast.FunctionDef) and node.name == "ebcc_vb")]
+    if not any(isinstance(n, ast.FunctionDef) for n in keep):
+        raise ValueError(f"{path} has no function ebcc_vb: not wrench's ebcc.py")
+    namespace = {}
+    exec(compile(ast.Module(body=keep, type_ignores=[]), str(path), "exec"), namespace)
+    return namespace["ebcc_vb"]
+
+
+def ebcc_reference_labels(ebcc_vb, task, worker, label, n_tasks, n_workers, n_classes, seed):
+    """Class index of every task by wrench's ``EBCC().fit`` procedure: ``repeat`` runs of
+    ``ebcc_vb`` (empirical class prior, ``inference_iter`` iterations at most) from seeds drawn
+    with ``np.random.RandomState(seed)`` (wrench draws them from numpy's global state), the
+    run of the best ELBO kept."""
+    import numpy as np
+
+    tuples = np.c_[task, worker, label]
+    seeds = np.random.RandomState(seed).randint(1e8, size=EBCC_REFERENCE_REPEAT)
+    best, labels = -np.inf, None
+    for s in seeds:
+        z, elbo, *_ = ebcc_vb(tuples, n_tasks, n_workers, n_classes, seed=int(s),
+                              inference_iter=EBCC_REFERENCE_ITER, empirical_prior=True)
+        if elbo > best:
+            best, labels = elbo, z.argmax(axis=1)
+    return labels
