@@ -17,7 +17,11 @@ Methods
     ``check_is_fitted`` calls, which fail under scikit-learn >= 1.6, are replaced by a plain
     attribute check). ``--methods NAME ...``
     keeps only those class names (both libraries; skcrowd's MajorityVote, the reference, always
-    runs).
+    runs). ``AggregatorSelector`` is printed with the model it picked. With ``--ebcc-reference
+    PATH`` (a copy of wrench's ``wrench/labelmodel/ebcc.py``), the authors' EBCC procedure runs
+    too, seed 0, in the competitor's interpreter (see ``benchmarks/ebcc_reference.py``, which
+    compares it with skcrowd's EBCC over several seeds). Last, the gold oracle: on each crowd the
+    skcrowd model of best gold accuracy (selector left out), a ceiling for choosing without gold.
 
 Data layout (any folder in the shared-data layout runs unchanged)
     ``votes.csv`` with columns ``task,worker,label`` and ``truth.csv`` with ``task,label``
@@ -50,6 +54,7 @@ Usage::
     python benchmarks/realdata.py --data ../shared/data/labelme /path/to/crowd
     python benchmarks/realdata.py --methods MajorityVote DawidSkene Wawa --json out.json
     python benchmarks/realdata.py --competitor-python ''           # skcrowd only
+    python benchmarks/realdata.py --ebcc-reference /path/to/wrench/labelmodel/ebcc.py
 """
 
 from __future__ import annotations
@@ -257,7 +262,31 @@ def run_skcrowd(name, estimator, crowd):
         accuracy = tie_credit(np.asarray(est.predict_proba(X))[crowd.gold_task], gold)
     else:
         accuracy = label_accuracy(labels[crowd.gold_task], gold)
-    return {"accuracy": accuracy, "seconds": seconds}
+    result = {"accuracy": accuracy, "seconds": seconds}
+    if hasattr(est, "best_estimator_"):  # the selector: the model it picked
+        result["picked"] = type(est.best_estimator_).__name__
+    return result
+
+
+def gold_oracle(results):
+    """The skcrowd model of best gold accuracy on a crowd (the selector left out): a ceiling
+    that no gold-free choice can pass."""
+    runs = {m: r for m, r in results.items() if m.startswith("skcrowd:") and "accuracy" in r
+            and "picked" not in r}
+    best = max(runs, key=lambda m: runs[m]["accuracy"])
+    return {"accuracy": runs[best]["accuracy"], "seconds": None, "picked": best.split(":")[1]}
+
+
+def run_ebcc_reference(python, path, crowd):
+    """The authors' EBCC procedure (wrench's ``ebcc_vb``, see ``ebcc_reference.py``), seed 0,
+    in the competitor's interpreter."""
+    from ebcc_reference import run_reference
+
+    start = time.perf_counter()
+    out = run_reference(argparse.Namespace(competitor_python=python, ebcc_reference=path,
+                                           seeds=1), crowd)
+    return {"accuracy": out["accuracy"][0], "seconds": out["seconds"][0],
+            "wall": time.perf_counter() - start}
 
 
 # ---------------------------------------------------------------------------
@@ -368,7 +397,7 @@ def print_crowd(crowd, results):
             print(f"  {method:<32} {r['error']}")
             continue
         print(f"  {method:<32} {r['accuracy']:>8.4f} {_fmt(r.get('gap'), '+.4f', 9)} "
-              f"{r['seconds']:>8.3f}")
+              f"{_fmt(r['seconds'], '.3f', 8)}" + (f"  ({r['picked']})" if "picked" in r else ""))
     sys.stdout.flush()
 
 
@@ -384,7 +413,8 @@ def summarize(table, methods):
             "mean_accuracy": float(np.mean([r["accuracy"] for r in runs])) if runs else None,
             "mean_gap": float(np.mean(gaps)) if gaps else None,
             "worst_gap": float(np.min(gaps)) if gaps else None,
-            "seconds": float(np.sum([r["seconds"] for r in runs])) if runs else None,
+            "seconds": (float(np.sum([r["seconds"] for r in runs]))
+                        if runs and runs[0]["seconds"] is not None else None),
         }
     return summary
 
@@ -407,6 +437,9 @@ def print_summary(table, summary):
         print(f"{method:<32} " + " ".join(cells) + f" {_fmt(s['mean_accuracy'], '.4f', 7)} "
               f"{_fmt(s['mean_gap'], '+.4f', 8)} {_fmt(s['worst_gap'], '+.4f', 9)} "
               f"{s['n_crowds']:>6} {_fmt(s['seconds'], '.2f', 8)}")
+        picks = [t["results"].get(method, {}).get("picked") for t in table]
+        if any(picks):
+            print(f"{'  (model picked)':<32} " + " ".join(f"{p or '-':>10.10}" for p in picks))
     print("\nMeans are over the crowds each method ran on (see 'crowds'); gaps are to "
           f"{REFERENCE} (ties: expected accuracy of a uniform pick).")
 
@@ -427,6 +460,9 @@ def main(argv=None):
                         help="interpreter with crowd-kit installed ('' to skip crowd-kit)")
     parser.add_argument("--timeout", type=float, default=600,
                         help="seconds per crowd-kit method and crowd")
+    parser.add_argument("--ebcc-reference", metavar="PATH",
+                        help="a copy of wrench's wrench/labelmodel/ebcc.py: run the authors' EBCC "
+                             "procedure (seed 0) in the competitor's interpreter too")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     # internal: crowd-kit's methods on one crowd, in the competitor's interpreter
     parser.add_argument("--crowdkit-child", action="store_true", help=argparse.SUPPRESS)
@@ -448,6 +484,7 @@ def main(argv=None):
     methods += [f"crowdkit:{n}" for n in ck_names if n not in estimators]
     if not methods:
         raise SystemExit(f"no method to run among {sorted(names)}")
+    methods += ["reference:EBCC"] * bool(args.ebcc_reference) + ["oracle:best skcrowd model"]
     print(f"Methods: {', '.join(methods)}. Load average at start: {os.getloadavg()[0]:.1f} "
           "(shared machine: compare times within this run).")
     warm_up(estimators)
@@ -459,6 +496,10 @@ def main(argv=None):
         if ck_names:
             ck = run_crowdkit(args.competitor_python, crowd, ck_names, args.timeout)
             runs.update({f"crowdkit:{n}": ck.get(n, {"error": "not run"}) for n in ck_names})
+        if args.ebcc_reference:
+            runs["reference:EBCC"] = run_ebcc_reference(args.competitor_python,
+                                                        args.ebcc_reference, crowd)
+        runs["oracle:best skcrowd model"] = gold_oracle(runs)
         results = {method: runs[method] for method in methods}
         reference = results.get(REFERENCE, {}).get("accuracy")
         for r in results.values():
