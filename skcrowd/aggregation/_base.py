@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import numbers
 import sys
 import warnings
@@ -33,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
+from scipy.stats import binomtest
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -456,10 +458,12 @@ class BaseEM(BaseAggregator):
        gets its prior row.
 
     Nothing else is needed: with known tasks and ``init="majority"``, EM
-    starts from the posteriors of the model fitted on the known tasks alone
-    (``_statistics`` on the known tasks' block with their one-hot labels,
-    ``_m_step``, then ``_posterior`` on every task), which the existing
-    hooks provide. Tests: add the model to the lists of
+    starts twice, from the posteriors of the model fitted on the known tasks
+    alone (``_statistics`` on the known tasks' block with their one-hot
+    labels, ``_m_step``, then ``_posterior`` on every task) and from the
+    usual start, and keeps the better end (``_better_end``, with
+    ``_soft_labels`` on the known tasks), which the existing hooks provide.
+    Tests: add the model to the lists of
     ``tests/aggregation/test_control_tasks.py`` and its kernels with
     ``log_task_priors`` to ``test_engine.py``'s agreement test. Votes in
     memory only: an out-of-core or Dask source raises a ValueError naming
@@ -731,16 +735,23 @@ class BaseEM(BaseAggregator):
         model = clone(self)  # what the blocks need: the parameters, not the fitted attributes
         random_state = check_random_state(self.random_state)
         best = None
-        for init in range(1 if warm else self.n_init):
+        # With known tasks, each initialization starts twice: from the model fitted on the known
+        # tasks, and from the usual start with the known tasks at their labels (see
+        # _known_label_score for the choice between the two).
+        starts = [((), None)] if warm else [self._known_task_parameters(source, model, priors)]
+        if starts[0][1] is not None:
+            starts.append(((), None))
+        best = [None] * len(starts)  # the best initialization of each start
+        for init, (start, (tables, shared)) in itertools.product(
+                range(1 if warm else self.n_init), enumerate(starts)):
             if warm:
                 params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
                 stats, log_lik, task_term = self._run_e_step(source, model, params, priors,
                                                              warm=True)
                 previous = self._objective(params, log_lik, task_term, n_tasks)
             else:
-                tables, shared = self._known_task_parameters(source, model, priors)
-                # one seed per initialization; each task's random numbers follow from it and
-                # the task's id, whatever the blocks (see _TaskDraws)
+                # one seed per start; each task's random numbers follow from it and the task's
+                # id, whatever the blocks (see _TaskDraws)
                 seed = random_state.randint(np.iinfo(np.int32).max)
                 stats = source.map_reduce(_initial_block, tables,
                                           (model, seed, priors, shared), stateful=True,
@@ -774,10 +785,11 @@ class BaseEM(BaseAggregator):
             if self.verbose:
                 print(f"Initialization {init}: {'converged' if converged else 'did not converge'}"
                       f" after {n_iter} iterations, lower bound {lower_bound:.8g}")
-            if best is None or lower_bound > best[0]:
-                best = (lower_bound, params, n_iter, lower_bounds, converged)
+            if best[start] is None or lower_bound > best[start][0]:
+                best[start] = (lower_bound, params, n_iter, lower_bounds, converged)
 
         del stats  # the last statistics (as large as the tables) are not needed any more
+        best = best[0] if len(best) == 1 else self._better_end(source, model, priors, *best)
         self.lower_bound_, params, self.n_iter_, self.lower_bounds_, self.converged_ = best
         if not self.converged_:
             warnings.warn(
@@ -801,7 +813,8 @@ class BaseEM(BaseAggregator):
         alone, one M-step from their labels, as ``(per-worker tables, shared)``; else
         ``((), None)``.
 
-        EM starts from the posteriors of every task under this model (see
+        One of the two starts of such a fit (the other is the usual one; see
+        :meth:`_better_end`) is the posteriors of every task under this model (see
         :func:`_initial_block`): from the naive vote shares, EM follows a majority of
         adversarial or class-swapping workers to a labelling that the known tasks alone cannot
         undo. The model's prior keeps a worker without known tasks at its prior mode, so that
@@ -811,6 +824,30 @@ class BaseEM(BaseAggregator):
             return (), None
         stats = source.map_reduce(_known_task_block, args=(model, priors))
         return self._split_parameters(self._m_step(_merge(self, stats), None))
+
+    def _better_end(self, source, model, priors, known_start, usual_start):
+        """The better of the two ends of a fit with known tasks (``(lower_bound, params, ...)``
+        from the known-task model's start and from the usual one).
+
+        Both climb the same objective, log p(votes, known labels), but a few known tasks weigh
+        little in it against the votes of every task: where a majority of workers swaps
+        classes, the votes are explained as well swapped, and the objective can prefer the end
+        that follows them (MACE, three classes, 2 % known tasks: by 120 nats), which the start
+        from the known-task model undoes. From a few known tasks of an imbalanced crowd that
+        start can instead lead EM to a worse optimum than the usual start (issue 23, section 4:
+        by 9 to 99 nats). So the known labels decide where they can tell the ends apart: each
+        end labels the known tasks from their votes alone, and when one is right on
+        significantly more of them (exact two-sided sign test over the tasks where exactly one
+        is right, at 5 %), it is kept; otherwise the end of the better objective is.
+        """
+        right = [source.map_reduce(_known_label_block, tables, (model, shared, priors))[1][0]
+                 for tables, shared in (self._split_parameters(end[1])
+                                        for end in (known_start, usual_start))]
+        only_known, only_usual = (int(np.sum(a & ~b)) for a, b in (right, right[::-1]))
+        differ = only_known + only_usual
+        if differ and binomtest(only_known, differ).pvalue < 0.05:
+            return known_start if only_known > only_usual else usual_start
+        return known_start if known_start[0] >= usual_start[0] else usual_start
 
     def _reorder_workers(self, params, order, inverse=False):
         """``params`` with the per-worker rows in ``order`` (or put back, ``inverse=True``)."""
@@ -1105,6 +1142,14 @@ def _known_task_block(block, tables, model, priors, state):
     resp[np.arange(known.n_tasks), priors.known_classes] = 1.0
     per_worker, shared, _ = _split_statistics(model, model._statistics(known, resp))
     return per_worker, shared, None
+
+
+def _known_label_block(block, tables, model, shared, priors, state):
+    """Whether the most probable class of each known task given its votes alone (the class
+    priors, not its label) is its label; known tasks are fitted in memory only, in one block."""
+    known = BlockLayout(block.votes.take_tasks(priors.known_rows))
+    proba = model._soft_labels(known, _block_parameters(model, tables, shared))
+    return (), (row_argmax(proba) == priors.known_classes,), None
 
 
 def _weigh_by_priors(resp, log_task_priors):
