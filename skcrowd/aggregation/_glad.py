@@ -7,7 +7,6 @@ from sklearn.utils._param_validation import Interval, Real, StrOptions
 
 from ._base import BaseEM
 from .kernels import (
-    LOG_BETA_BOUND,
     glad_block_statistics,
     glad_gradients,
     glad_task_difficulties,
@@ -53,12 +52,19 @@ class GLAD(BaseEM):
     ``zheng_d_Duck_Identification``: 0.59 with learned priors, 0.72 with fixed
     ones; 0.897 and 0.928 on ``zheng_d_jn_product``, whose gold classes are
     88 % / 12 %). EM runs in log space: the E-step computes the posteriors
-    with a log-sum-exp; the M-step takes one Newton step on the expected
-    complete log-likelihood for every ability (exact second derivative) and
-    every log-difficulty (expected curvature), all at once from per-worker and
-    per-task sums, each step clipped to at most 1.
-    The kernels work on the observed votes only, so hundreds of votes per task
-    do not overflow.
+    with a log-sum-exp. The M-step is one round of block-coordinate ascent on
+    the expected complete log-likelihood plus the log-priors, each half of
+    which never decreases it, so that the objective never decreases: first
+    every log-difficulty with the abilities held fixed (a safeguarded Newton
+    step per task, halved until the task's objective does not fall; see
+    :func:`skcrowd.aggregation.kernels.glad_block_statistics`), then every
+    ability with the new difficulties held fixed (a Newton step, or a step
+    under a bound of the curvature where the curvature grows along it), each
+    step at most 1. Both halves at once from the same statistics, the former
+    M-step, overshot along the direction where abilities and difficulties
+    trade off (``alpha * beta`` unchanged): on ``act_CF_amt`` the objective
+    fell at every other iteration. The kernels work on the observed votes
+    only, so hundreds of votes per task do not overflow.
 
     **Difficulties of predicted tasks.** ``predict``, ``predict_proba`` and
     ``score_samples`` estimate the difficulty of every task of ``X`` with the
@@ -141,12 +147,9 @@ class GLAD(BaseEM):
         Objective of the fitted parameters: (log-likelihood of the votes +
         log-prior) / n_tasks, log-prior up to an additive constant.
     lower_bounds_ : list of float
-        Objective after each iteration of the best initialization. It
-        usually increases, but one Newton step per M-step is a generalized EM
-        step that does not guarantee it (on the bluebirds data one iteration
-        of 52 lowered it; on act_CF_amt one of 200, by 3.5e-5). The
-        iterations that choose the "auto" priors come first and are not
-        recorded (each has its own prior).
+        Objective after each iteration of the best initialization; it never
+        decreases (up to rounding). The iterations that choose the "auto"
+        priors come first and are not recorded (each has its own prior).
     n_features_in_ : int
         Number of workers.
     feature_names_in_ : ndarray of shape (n_workers,)
@@ -228,14 +231,18 @@ class GLAD(BaseEM):
     # Parameters are (abilities, log_betas, log_class_priors, hyper) with hyper = [mean and
     # standard deviation of the abilities' prior, standard deviation of the log-difficulties'
     # prior, settled] (chosen by the M-step with "auto" priors until they settle, so they
-    # travel with the parameters). Statistics are the gradients and curvatures of the expected
-    # complete log-likelihood in the abilities and in the log-difficulties, and [sum of
-    # b_i**2, number of well-determined b_i] for the log-difficulties' prior
-    # (_second_moment). The log-difficulties, their statistics and their Newton step belong
-    # to the tasks: they stay with the task's block (the per-task half of the M-step runs
-    # there).
+    # travel with the parameters). The M-step is block-coordinate ascent on the expected
+    # complete log-likelihood Q plus the log-priors, each half never decreasing it, so that
+    # EM never decreases the objective: the E-step pass of a block runs the difficulties'
+    # half for its tasks right after their posteriors (glad_block_statistics: a line search
+    # per task, abilities fixed) and returns the next log-difficulties as a task statistic,
+    # which _task_m_step hands on; the abilities' half (_ability_step) runs in _m_step on
+    # the gradient and curvatures of Q in the abilities at the new difficulties, summed over
+    # the blocks. Statistics: those four per-worker sums, the next log-difficulties, and
+    # [sum of b_i**2, number of well-determined b_i] for the log-difficulties' prior
+    # (_second_moment).
     _parameter_axes = ("worker", "task", "shared", "shared")
-    _statistic_axes = ("worker", "worker", "task", "task", "shared")
+    _statistic_axes = ("worker", "worker", "worker", "worker", "task", "shared")
     _supports_task_priors = True
 
     def _fixed_priors(self):
@@ -262,28 +269,27 @@ class GLAD(BaseEM):
 
     def _statistics(self, layout, resp):
         hyper = self._initial_hyper()
-        log_betas = np.zeros(layout.n_tasks)
-        grad_a, curv_a, grad_b, curv_b = glad_gradients(
-            layout, resp, np.full(layout.n_workers, hyper[0]), log_betas)
-        return grad_a, curv_a, grad_b, curv_b, _second_moment(layout, log_betas, curv_b, hyper)
+        log_betas, curv_b, *per_worker = glad_gradients(
+            layout, resp, np.full(layout.n_workers, hyper[0]), np.zeros(layout.n_tasks),
+            prior_scale=hyper[2])
+        return (*per_worker, log_betas, _second_moment(log_betas, curv_b, hyper))
 
     def _m_step(self, stats, params):
-        grad_a, curv_a, moment_b = stats
+        *per_worker, moment_b = stats  # gradient and curvatures of Q in the abilities
         if params is None:
             hyper = self._initial_hyper()
-            abilities = np.full(len(grad_a), hyper[0])
+            abilities = np.full(len(per_worker[0]), hyper[0])
         else:
             abilities, _, hyper = params
-        mean, scale, scale_b, settled = hyper
-        inv_var_a = 1.0 / scale**2
-        step_a = (grad_a - inv_var_a * (abilities - mean)) / (curv_a + inv_var_a)
-        abilities = abilities + np.clip(step_a, -1.0, 1.0)
+        mean, scale, _, settled = hyper
+        abilities = abilities + _ability_step(abilities, *per_worker, mean, scale)
         K = len(self.classes_)
         log_priors = np.full(K, -np.log(K))
         if settled:
             return abilities, log_priors, hyper
         ability, difficulty = self._fixed_priors()
         new = hyper.copy()
+        curv_a = per_worker[1]
         voted = curv_a > 0
         if ability is None and voted.any():
             # MacKay's re-estimation of the prior's mean and scale from the abilities of the
@@ -292,11 +298,12 @@ class GLAD(BaseEM):
             # mean; gamma: the number of well-determined abilities). The step to it is
             # stretched by n / gamma (the abilities follow the mean by about gamma / n of a
             # move), at most by n: with gamma near 0 the stretch would overflow
+            inv_var_a = 1.0 / scale**2
             a, curv = abilities[voted], curv_a[voted]
             gamma = np.sum(curv / (curv + inv_var_a))
             new[0] = mean + np.sum(a - mean) / max(gamma, 1.0)
             new[1] = _mackay_scale(np.sum((a - new[0]) ** 2), gamma)
-        if difficulty is None and params is not None:  # the first statistics have b = 0
+        if difficulty is None and params is not None:  # not from the initial soft labels
             new[2] = _mackay_scale(*moment_b)
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
         new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
@@ -311,11 +318,10 @@ class GLAD(BaseEM):
         return abilities, log_priors, np.r_[hyper[:3], 1.0]
 
     def _task_m_step(self, task_stats, task_params, shared):
-        grad_b, curv_b = task_stats
-        log_betas = np.zeros(len(grad_b)) if task_params is None else task_params[0]
-        inv_var_b = 1.0 / shared[1][2] ** 2  # shared: (log_class_priors, hyper)
-        step_b = (grad_b - inv_var_b * log_betas) / (curv_b + inv_var_b)
-        return (np.clip(log_betas + np.clip(step_b, -1.0, 1.0), -LOG_BETA_BOUND, LOG_BETA_BOUND),)
+        # the difficulties' M-step ran in the block's E-step pass, with the abilities held
+        # fixed (glad_block_statistics): its result is the block's task statistic
+        (log_betas,) = task_stats
+        return (log_betas,)
 
     def _class_log_priors(self, params):
         return params[2]
@@ -323,14 +329,15 @@ class GLAD(BaseEM):
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         abilities, log_betas, log_priors, hyper = params
         resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
-        st = glad_block_statistics(layout, abilities, log_betas, log_priors, resp=resp,
-                                   log_task_priors=log_task_priors)
+        st = glad_block_statistics(layout, abilities, log_betas, log_priors, prior_scale=hyper[2],
+                                   resp=resp, log_task_priors=log_task_priors)
+        per_worker = (st.ability_gradient, st.ability_curvature, st.ability_curvature_half,
+                      st.ability_curvature_zero)
         if out is not None:
-            np.add(out[0], st.ability_gradient, out=out[0])
-            np.add(out[1], st.ability_curvature, out=out[1])
-        stats = (st.ability_gradient, st.ability_curvature, st.difficulty_gradient,
-                 st.difficulty_curvature,
-                 _second_moment(layout, log_betas, st.difficulty_curvature, hyper))
+            for total, value in zip(out, per_worker):
+                np.add(total, value, out=total)
+        stats = (*per_worker, st.log_betas,
+                 _second_moment(st.log_betas, st.difficulty_curvature, hyper))
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):
@@ -381,7 +388,54 @@ class GLAD(BaseEM):
         return np.where(right, log_right[:, None], (log_not_right - np.log(K - 1))[:, None])
 
 
-def _second_moment(layout, log_betas, curvature, hyper):
+def _ability_step(abilities, grad, curv, curv_half, curv_zero, mean, scale):
+    """The step of each ability in GLAD's M-step: it never decreases the M-step's objective.
+
+    With the difficulties held fixed, the objective in ``alpha_j`` is ``Q_j(alpha) = sum_v
+    q_v log s_v + (1 - q_v) log(1 - s_v) - (alpha - mean)**2 / (2 scale**2)``, concave, with
+    gradient ``g = grad - (alpha_j - mean) / scale**2`` and curvature ``C(alpha) = c(alpha) +
+    1 / scale**2`` where ``c`` (``curv`` at ``alpha_j``, ``curv_half`` at ``alpha_j / 2``,
+    ``curv_zero`` at 0) grows as ``alpha`` moves toward 0 (see
+    :func:`~skcrowd.aggregation.kernels.glad_block_statistics`). On a segment where ``C <= C0``,
+    ``Q_j(alpha_j + d) >= Q_j(alpha_j) + g d - C0 d**2 / 2``, which increases from ``d = 0``
+    to ``g / C0``: a step that far, or less far in the same direction, never decreases
+    ``Q_j``. So:
+
+    - away from 0 (``g alpha_j >= 0``), ``C <= C(alpha_j)``: the Newton step ``g /
+      C(alpha_j)``;
+    - toward 0, ``C <= C(alpha_j / 2)`` until half-way to 0: the step ``g / C(alpha_j / 2)``
+      when it stops there; otherwise the further of half-way to 0 and ``g / C(0)``
+      (``C(0)`` bounds ``C`` everywhere, so this step may cross 0).
+
+    Each step is then clipped to ``[-1, 1]``: a shorter step in the same direction keeps the
+    guarantee.
+
+    Parameters
+    ----------
+    abilities, grad, curv, curv_half, curv_zero : ndarray of shape (n_workers,)
+        The abilities and the statistics of
+        :class:`~skcrowd.aggregation.kernels.GLADBlockStatistics` summed over the blocks.
+    mean, scale : float
+        The abilities' Gaussian prior.
+
+    Returns
+    -------
+    step : ndarray of shape (n_workers,)
+    """
+    inv_var = 1.0 / scale**2
+    g = grad - inv_var * (abilities - mean)
+    step = g / (curv + inv_var)
+    inward = step * abilities < 0
+    half = np.where(inward, g / (curv_half + inv_var), 0.0)
+    beyond = inward & (np.abs(half) > 0.5 * np.abs(abilities))
+    zero = np.where(beyond, g / (curv_zero + inv_var), 0.0)
+    step = np.where(inward, half, step)
+    step = np.where(beyond, -0.5 * abilities, step)
+    step = np.where(beyond & (np.abs(zero) > 0.5 * np.abs(abilities)), zero, step)
+    return np.clip(step, -1.0, 1.0)
+
+
+def _second_moment(log_betas, curvature, hyper):
     """[sum of b_i**2, number of well-determined b_i] over a block's tasks: the statistics of
     the empirical-Bayes scale of the log-difficulties (see :func:`_mackay_scale`)."""
     inv_var = 1.0 / hyper[2] ** 2

@@ -85,15 +85,21 @@ FIXED = [DawidSkene(smoothing=3.0), WeightedDawidSkene(smoothing=3.0),
          GLAD(ability_prior=(1.0, 1.0), difficulty_prior=1.0)]
 
 
+GLAD_CROWD = dict(n_classes=2, accuracy=(0.2, 0.9), votes_per_task=3)
+
+
 @pytest.mark.parametrize("model", [FIXED[0], FIXED[2], OneCoinDawidSkene(), MACE()], ids=ids)
 def test_n_init_keeps_the_best_initialization(model, capsys):
     # Whether random starts end at different optima depends on the crowd: distinct final bounds
-    # of the 4 starts on seeds 5, 6, 7, 1005, 2005, 3005: DS 3-4, GLAD 3-4, MACE 2-4, OneCoin 1-4
-    # (one crowd with a single optimum). So the different starting points are asserted over
-    # three crowds, the choice of the best on each.
+    # of the 4 starts on seeds 5, 6, 7, 1005, 2005, 3005: DS 3-4, MACE 2-4, OneCoin 1-4 (one
+    # crowd with a single optimum). So the different starting points are asserted over three
+    # crowds, the choice of the best on each. GLAD's starts agree to 8 digits on all six (its
+    # former 3-4 were the stopping points of an M-step that overshot): it runs on binary
+    # crowds with more adversarial workers, where they end 1.4e-3 apart on seed 6.
     distinct = []
     for seed in (5, 6, 7):
-        votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=seed)
+        votes, _, _ = _crowd(n_tasks=150, n_workers=10, seed=seed,
+                             **GLAD_CROWD if isinstance(model, GLAD) else {})
         best = clone(model).set_params(init="random", n_init=4, random_state=0, max_iter=300,
                                        verbose=1).fit(votes)
         reported = [float(line.rsplit(" ", 1)[1])

@@ -23,10 +23,6 @@ DATA = Path(__file__).resolve().parents[2] / "../shared/data"
 SMALL = ["act_CF", "act_CF_amt", "act_ZenCrowd_in", "zhang2014_web"]
 RTOL = 1e-10  # rounding, as in test_em.py
 
-# GLAD's M-step is one joint Newton step on the abilities and log-difficulties (generalized EM
-# without a line search): it can overshoot at a fixed prior (found by this test; issue 23).
-OVERSHOOTS = {("GLAD", "act_CF_amt")}
-
 
 def _largest_decrease(model, votes, max_iter):
     with warnings.catch_warnings():
@@ -51,10 +47,7 @@ def _all_shared():
 
 
 def _case(model, name):
-    key = (type(model).__name__, name)
-    marks = [pytest.mark.xfail(strict=True, reason="GLAD's Newton M-step overshoots")] \
-        if key in OVERSHOOTS else []
-    return pytest.param(model, name, marks=marks, id=f"{key[0]}-{name}")
+    return pytest.param(model, name, id=f"{type(model).__name__}-{name}")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=type)

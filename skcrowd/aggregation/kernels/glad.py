@@ -1,16 +1,18 @@
-"""GLAD kernels: the E-step of a block fused with the gradient pieces of the M-step, and the
-MAP difficulty of each task for fixed workers.
+"""GLAD kernels: the E-step of a block fused with the M-step of its tasks' difficulties and the
+statistics of the abilities' M-step, and the MAP difficulty of each task for fixed workers.
 
 Parameters reach the kernels as the abilities ``alpha_j``, the
 log-difficulties ``b_i = log(beta_i)`` and the log class priors.
 
 numpy engine: per-vote arrays summed per task and per worker with
-``np.bincount``; the per-task Newton search runs on all the tasks at once.
+``np.bincount``; the per-task searches (the difficulties' M-step, the MAP
+difficulties) run on all the tasks at once.
 
-numba engine: one E-step per task (parallel over tasks), whose per-vote
-gradient pieces are written in worker order and summed per worker
-(``_segment_sums_*``, parallel over workers); the Newton search of the
-difficulties runs task by task, parallel over chunks of tasks.
+numba engine: one E-step and difficulty step per task (parallel over tasks),
+whose per-vote pieces of the abilities' statistics are written in worker
+order and summed per worker (``_segment_sums_*``, parallel over workers); the
+Newton search of the MAP difficulties runs task by task, parallel over chunks
+of tasks.
 """
 
 from __future__ import annotations
@@ -21,44 +23,70 @@ import numpy as np
 
 from ._common import _engine, _jit, _log_priors, _normalize_log_rows, _out, _parallel, numba
 
-# Bounds and stopping rule of the per-task Newton search on log(beta).
+# Bounds and stopping rule of the per-task Newton searches on log(beta).
 LOG_BETA_BOUND = 20.0
 _NEWTON_MAX_EVALS = 100
 _NEWTON_STEP_TOL = 1e-10
 _NEWTON_MIN_SCALE = 2.0**-30
+# Accepted steps of the difficulties' M-step per call (per EM iteration).
+_DIFFICULTY_STEPS = 1
 
 
 class GLADBlockStatistics(NamedTuple):
-    """Result of :func:`glad_block_statistics` for one block."""
+    """Result of :func:`glad_block_statistics` for one block.
+
+    ``Q`` is the expected complete log-likelihood of the votes under the
+    posteriors ``resp``; the gradients and curvatures are those of its votes'
+    part (the priors' terms are added by the M-step).
+    """
 
     resp: np.ndarray
     """(n_tasks, K): posterior probability of each true class."""
     task_log_likelihood: np.ndarray
-    """(n_tasks,): ``log p(votes of task i)``."""
-    ability_gradient: np.ndarray
-    """(n_workers,): gradient of the expected complete log-likelihood Q in each ability."""
-    ability_curvature: np.ndarray
-    """(n_workers,): minus the second derivative of Q in each ability (> 0)."""
-    difficulty_gradient: np.ndarray
-    """(n_tasks,): gradient of Q in each task's log(beta)."""
+    """(n_tasks,): ``log p(votes of task i)`` at the given parameters."""
+    log_betas: np.ndarray
+    """(n_tasks,): the next log-difficulties, the M-step of each task's ``log(beta)`` with the
+    abilities held fixed."""
     difficulty_curvature: np.ndarray
-    """(n_tasks,): expected (Fisher) curvature of Q in each task's log(beta) (>= 0)."""
+    """(n_tasks,): expected (Fisher) curvature of Q in each next ``log(beta)`` (>= 0)."""
+    ability_gradient: np.ndarray
+    """(n_workers,): gradient of Q in each ability, at the next log-difficulties."""
+    ability_curvature: np.ndarray
+    """(n_workers,): minus the second derivative of Q in each ability (>= 0), there."""
+    ability_curvature_half: np.ndarray
+    """(n_workers,): the same at half of each ability, ``alpha_j / 2``."""
+    ability_curvature_zero: np.ndarray
+    """(n_workers,): the same at ability 0, ``sum_v beta_i**2 / 4``: its largest value."""
 
 
-def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, resp=None,
-                          log_task_priors=None):
-    """GLAD E-step of a block fused with the gradient pieces of its M-step.
+def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, prior_scale=1.0,
+                          resp=None, log_task_priors=None):
+    """GLAD E-step of a block fused with the M-step of its tasks' difficulties.
 
     Model (Whitehill et al., 2009, multiclass form): worker ``j`` answers task
-    ``i`` correctly with probability ``sigmoid(alpha_j * beta_i)`` and
-    otherwise picks one of the ``K - 1`` wrong classes uniformly. With the
-    posteriors ``q_v`` that vote ``v`` is correct and ``s_v =
-    sigmoid(alpha_j beta_i)``, the expected complete log-likelihood ``Q`` has
+    ``i`` correctly with probability ``s_v = sigmoid(alpha_j * beta_i)`` and
+    otherwise picks one of the ``K - 1`` wrong classes uniformly. The E-step
+    gives the posteriors and, for each vote ``v``, the posterior ``q_v`` that
+    it is correct. The expected complete log-likelihood is then, up to terms
+    without parameters, ``Q = sum_v q_v log s_v + (1 - q_v) log(1 - s_v)``.
 
-    - ``dQ/dalpha_j = sum_v (q_v - s_v) beta_i``,
-      ``-d2Q/dalpha_j2 = sum_v s_v (1 - s_v) beta_i**2``;
-    - ``dQ/db_i = sum_v (q_v - s_v) alpha_j beta_i`` with ``b_i = log beta_i``,
-      and the expected curvature ``sum_v s_v (1 - s_v) (alpha_j beta_i)**2``.
+    Difficulties: each task's ``b_i = log(beta_i)`` takes the M-step of
+    ``Q_i(b) = sum over the task's votes of those terms - b**2 / (2
+    prior_scale**2)`` (its Gaussian prior) with the abilities held fixed: from
+    the given ``b_i``, ``_DIFFICULTY_STEPS`` safeguarded Newton step(s) (Newton
+    where ``Q_i`` is concave, a gradient step scaled by the expected curvature
+    elsewhere, of at most 1), each halved until ``Q_i`` does not decrease, so
+    that ``Q_i`` never falls; ``b`` stays in ``[-20, 20]``. ``Q_i`` is not
+    concave in ``b`` and couples the task's votes only, so the search is
+    exact and per task.
+
+    Abilities: at the next difficulties, ``Q`` is concave in each ``alpha_j``
+    with ``dQ/dalpha_j = sum_v (q_v - s_v) beta_i`` and ``-d2Q/dalpha_j2 =
+    sum_v s_v (1 - s_v) beta_i**2``. ``s (1 - s)`` is largest at 0 and falls
+    with ``|alpha_j beta_i|``, so the curvature grows as ``alpha_j`` moves
+    toward 0: it is returned at ``alpha_j``, at ``alpha_j / 2`` and at 0 (its
+    largest value), bounds of the curvature along a step of the ability that
+    the M-step uses to never decrease ``Q``.
 
     Parameters
     ----------
@@ -68,6 +96,8 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     log_betas : ndarray of shape (n_tasks,)
         ``b_i = log(beta_i)``; ``1 / beta_i`` is the task's difficulty.
     log_class_priors : ndarray of shape (K,)
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior of the log-difficulties.
     resp : ndarray of shape (n_tasks, K), default=None
         Output buffer.
     log_task_priors : ndarray of shape (n_tasks, K), default=None
@@ -88,38 +118,87 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, res
     ...                            np.log([0.5, 0.5]))
     >>> st.resp.round(4)
     array([[0.7311, 0.2689]])
+    >>> st.log_betas.round(4)  # one step from b = 0: a split task is harder (beta < 1)
+    array([-0.2252])
     """
     resp = _out(resp, layout)
     abilities = np.ascontiguousarray(abilities, dtype=np.float64)
     log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     task_ll = np.empty(layout.n_tasks)
-    grad_b = np.empty(layout.n_tasks)
-    curv_b = np.empty(layout.n_tasks)
     if _engine() == "numba":
-        indptr, position, _, _ = layout.worker_order
-        per_vote = layout.scratch("glad_per_vote", (2, layout.n_votes))
-        worker_sums = np.empty((2, layout.n_workers))
-        parallel = _parallel(layout.n_votes)
-        (_glad_e_step_parallel if parallel else _glad_e_step_serial)(
-            layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
-            log_priors, resp, task_ll, grad_b, curv_b, per_vote,
-        )
-        (_segment_sums_parallel if parallel else _segment_sums_serial)(
-            indptr, per_vote, worker_sums)
-        grad_a, curv_a = worker_sums
+        m_step = _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale),
+                                    log_priors, task_ll)
     else:
-        grad_a, curv_a = _glad_e_step_numpy(
-            layout, abilities, log_betas, log_priors, resp, task_ll, grad_b, curv_b
-        )
-    return GLADBlockStatistics(
-        resp=resp,
-        task_log_likelihood=task_ll,
-        ability_gradient=grad_a,
-        ability_curvature=curv_a,
-        difficulty_gradient=grad_b,
-        difficulty_curvature=curv_b,
+        _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll)
+        m_step = _glad_m_step_numpy(layout, resp, abilities, log_betas, float(prior_scale))
+    return GLADBlockStatistics(resp, task_ll, *m_step)
+
+
+def glad_gradients(layout, resp, abilities, log_betas, *, prior_scale=1.0):
+    """GLAD's difficulty M-step and abilities' statistics for given responsibilities.
+
+    The second half of :func:`glad_block_statistics`, without its E-step:
+    used to start EM from initial soft labels.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    resp : ndarray of shape (n_tasks, K)
+        Soft labels of the tasks.
+    abilities : ndarray of shape (n_workers,)
+    log_betas : ndarray of shape (n_tasks,)
+        Log-difficulties the M-step starts from.
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior of the log-difficulties.
+
+    Returns
+    -------
+    log_betas, difficulty_curvature : ndarray of shape (n_tasks,)
+    ability_gradient, ability_curvature, ability_curvature_half, ability_curvature_zero : \
+ndarray of shape (n_workers,)
+        As in :class:`GLADBlockStatistics`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import check_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, glad_gradients
+    >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
+    >>> log_betas, _, grad_a, *_ = glad_gradients(layout, np.array([[1.0, 0.0]]), np.zeros(2),
+    ...                                           np.zeros(1))
+    >>> grad_a, log_betas  # worker 0 was right (q=1), worker 1 wrong (q=0); sigmoid(0) = 0.5
+    (array([ 0.5, -0.5]), array([0.]))
+    """
+    resp = np.ascontiguousarray(resp, dtype=np.float64)
+    abilities = np.ascontiguousarray(abilities, dtype=np.float64)
+    log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
+    if _engine() == "numba":
+        return _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale))
+    return _glad_m_step_numpy(layout, resp, abilities, log_betas, float(prior_scale))
+
+
+def _glad_m_step_numba(layout, resp, abilities, log_betas, prior_scale, log_priors=None,
+                       task_ll=None):
+    """The numba pass of :func:`glad_block_statistics` (E-step first when ``log_priors`` is
+    given) or of :func:`glad_gradients`: the fields after ``task_log_likelihood``."""
+    e_step = log_priors is not None
+    if not e_step:  # placeholders the kernel does not read
+        log_priors, task_ll = np.zeros((1, layout.n_classes)), np.empty(0)
+    indptr, position, _, _ = layout.worker_order
+    per_vote = layout.scratch("glad_per_vote", (4, layout.n_votes))
+    next_b = np.empty(layout.n_tasks)
+    curv_b = np.empty(layout.n_tasks)
+    worker_sums = np.empty((4, layout.n_workers))
+    parallel = _parallel(layout.n_votes)
+    (_glad_block_parallel if parallel else _glad_block_serial)(
+        layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
+        log_priors, 1.0 / prior_scale**2, e_step, resp, task_ll, next_b, curv_b, per_vote,
     )
+    segment_sums = _segment_sums_parallel if parallel else _segment_sums_serial
+    segment_sums(indptr, per_vote[:2], worker_sums[:2])
+    segment_sums(indptr, per_vote[2:], worker_sums[2:])
+    return (next_b, curv_b, *worker_sums)
 
 
 def _sigmoid_terms(z):
@@ -153,61 +232,65 @@ def _glad_logits(layout, log_right, log_not_right, log_priors, logits):
     logits += log_priors
 
 
-def _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll, grad_b, curv_b):
-    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
+def _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll):
+    _, log_right, log_not_right, _, _ = _glad_vote_terms(layout, abilities, log_betas)
     _glad_logits(layout, log_right, log_not_right, log_priors, resp)
     _normalize_log_rows(resp, task_ll)
-    grad_a, curv_a, grad_b[:], curv_b[:] = _glad_gradients_numpy(
-        layout, resp, z, sig, var, log_betas
-    )
-    return grad_a, curv_a
 
 
-def _glad_gradients_numpy(layout, resp, z, sig, var, log_betas):
-    residual = resp[layout.task, layout.label] - sig
+def _glad_q_profile_numpy(layout, q, abilities, inv_var, log_betas):
+    """Each task's ``Q_i(b)`` (prior included), its first and second derivatives, and the
+    expected curvature of its votes' part, at ``b = log_betas``; ``q``: per vote."""
+    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
+    n = layout.n_tasks
+    f = np.bincount(layout.task, weights=q * log_right + (1.0 - q) * log_not_right, minlength=n)
+    grad = np.bincount(layout.task, weights=(q - sig) * z, minlength=n)
+    fisher = np.bincount(layout.task, weights=var * z * z, minlength=n)
+    return (f - 0.5 * inv_var * log_betas * log_betas, grad - inv_var * log_betas,
+            grad - fisher - inv_var, fisher)
+
+
+def _glad_m_step_numpy(layout, resp, abilities, log_betas, prior_scale):
+    """The numpy pass of :func:`glad_gradients`: the difficulties' M-step on all the tasks at
+    once, then the abilities' statistics."""
+    q = resp[layout.task, layout.label]
+    inv_var = 1.0 / prior_scale**2
+    log_betas = log_betas.copy()
+    f, grad, hess, fisher = _glad_q_profile_numpy(layout, q, abilities, inv_var, log_betas)
+    n = layout.n_tasks
+    scale = np.ones(n)
+    steps = np.zeros(n, dtype=np.int64)
+    active = np.ones(n, dtype=bool)
+    for _ in range(_NEWTON_MAX_EVALS):
+        step = np.where(active, _newton_proposal(grad, hess, fisher + inv_var, scale), 0.0)
+        active &= np.abs(step) >= _NEWTON_STEP_TOL
+        if not active.any():
+            break
+        trial = np.where(active, np.clip(log_betas + step, -LOG_BETA_BOUND, LOG_BETA_BOUND),
+                         log_betas)
+        f_t, g_t, h_t, fi_t = _glad_q_profile_numpy(layout, q, abilities, inv_var, trial)
+        accept = active & (f_t >= f)
+        log_betas[accept] = trial[accept]
+        f[accept], grad[accept], hess[accept], fisher[accept] = (
+            f_t[accept], g_t[accept], h_t[accept], fi_t[accept]
+        )
+        steps += accept
+        scale = np.where(accept, 1.0, scale * 0.5)
+        active &= (scale >= _NEWTON_MIN_SCALE) & (steps < _DIFFICULTY_STEPS)
     beta = np.exp(log_betas)[layout.task]
-    n, W = layout.n_tasks, layout.n_workers
+    z = abilities[layout.worker] * beta
+    sig, var = _sigmoid_terms(z)[2:]
+    var_half = _sigmoid_terms(0.5 * z)[3]
+    beta2 = beta * beta
+    W = layout.n_workers
     return (
-        np.bincount(layout.worker, weights=residual * beta, minlength=W),
-        np.bincount(layout.worker, weights=var * beta * beta, minlength=W),
-        np.bincount(layout.task, weights=residual * z, minlength=n),
-        np.bincount(layout.task, weights=var * z * z, minlength=n),
+        log_betas,
+        fisher,
+        np.bincount(layout.worker, weights=(q - sig) * beta, minlength=W),
+        np.bincount(layout.worker, weights=var * beta2, minlength=W),
+        np.bincount(layout.worker, weights=var_half * beta2, minlength=W),
+        np.bincount(layout.worker, weights=0.25 * beta2, minlength=W),
     )
-
-
-def glad_gradients(layout, resp, abilities, log_betas):
-    """Gradient pieces of GLAD's M-step for given responsibilities (no E-step).
-
-    Used to start EM from initial soft labels; :func:`glad_block_statistics`
-    returns the same pieces for the posteriors of its own E-step.
-
-    Parameters
-    ----------
-    layout : BlockLayout
-    resp : ndarray of shape (n_tasks, K)
-        Soft labels of the tasks.
-    abilities : ndarray of shape (n_workers,)
-    log_betas : ndarray of shape (n_tasks,)
-
-    Returns
-    -------
-    ability_gradient, ability_curvature : ndarray of shape (n_workers,)
-    difficulty_gradient, difficulty_curvature : ndarray of shape (n_tasks,)
-        As in :class:`GLADBlockStatistics`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcrowd import check_votes
-    >>> from skcrowd.aggregation.kernels import BlockLayout, glad_gradients
-    >>> layout = BlockLayout(check_votes(np.array([[0, 1]])))
-    >>> grad_a, _, grad_b, _ = glad_gradients(layout, np.array([[1.0, 0.0]]), np.zeros(2),
-    ...                                       np.zeros(1))
-    >>> grad_a, grad_b  # worker 0 was right (q=1), worker 1 wrong (q=0); sigmoid(0) = 0.5
-    (array([ 0.5, -0.5]), array([0.]))
-    """
-    z, _, _, sig, var = _glad_vote_terms(layout, abilities, log_betas)
-    return _glad_gradients_numpy(layout, resp, z, sig, var, log_betas)
 
 
 def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None,
@@ -352,10 +435,10 @@ if numba is not None:
         return neg - tail, neg - z - tail, sig, var
 
     @_jit(parallel=False)
-    def _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas, log_prior,
-                          resp, task_ll, grad_b, curv_b, per_vote):
-        """Posterior of task i, its log-likelihood and gradient pieces (per vote for workers);
-        ``log_prior``: ``(1, K)`` or ``(n_tasks, K)`` (row ``i``: task ``i``'s)."""
+    def _glad_task_e_step(i, indptr, worker, label, abilities, log_betas, log_prior, resp,
+                          task_ll):
+        """Posterior of task i and its log-likelihood; ``log_prior``: ``(1, K)`` or
+        ``(n_tasks, K)`` (row ``i``: task ``i``'s)."""
         K = log_prior.shape[1]
         log_km1 = np.log(max(K - 1, 1))
         row = resp[i]
@@ -369,33 +452,91 @@ if numba is not None:
             wrong_total += lw
         prior = log_prior[np.int64(i) if log_prior.shape[0] > 1 else np.int64(0)]
         task_ll[i] = _softmax_row(row, prior, wrong_total)
-        g = 0.0
-        c = 0.0
-        for v in range(indptr[i], indptr[i + 1]):
-            z = abilities[worker[v]] * beta
-            sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
-            residual = row[label[v]] - sig
-            g += residual * z
-            c += var * z * z
-            p = position[v]
-            per_vote[0, p] = residual * beta
-            per_vote[1, p] = var * beta * beta
-        grad_b[i] = g
-        curv_b[i] = c
 
     @_jit(parallel=False)
-    def _glad_e_step_serial(indptr, worker, label, position, abilities, log_betas, log_prior,
-                            resp, task_ll, grad_b, curv_b, per_vote):
+    def _glad_q_profile(start, stop, worker, label, abilities, row, inv_var, b):
+        """The scalar :func:`_glad_q_profile_numpy` of the task whose votes are start..stop-1
+        and whose posterior is ``row``."""
+        beta = np.exp(b)
+        f = 0.0
+        grad = 0.0
+        fisher = 0.0
+        for v in range(start, stop):
+            z = abilities[worker[v]] * beta
+            lr, lnr, sig, var = _sigmoid_terms_scalar(z)
+            q = row[label[v]]
+            f += q * lr + (1.0 - q) * lnr
+            grad += (q - sig) * z
+            fisher += var * z * z
+        return (f - 0.5 * inv_var * b * b, grad - inv_var * b, grad - fisher - inv_var,
+                fisher)
+
+    @_jit(parallel=False)
+    def _glad_task_m_step(i, indptr, worker, label, position, abilities, log_betas, inv_var,
+                          row, next_b, curv_b, per_vote):
+        """The M-step of task i's log-difficulty for its posterior ``row`` (as
+        :func:`_glad_m_step_numpy`), then its votes' pieces of the abilities' statistics,
+        written at their positions in worker order."""
+        start, stop = indptr[i], indptr[i + 1]
+        b = log_betas[i]
+        f, g, h, fi = _glad_q_profile(start, stop, worker, label, abilities, row, inv_var, b)
+        scale = 1.0
+        steps = 0
+        for _ in range(_NEWTON_MAX_EVALS):
+            step = -g / h if h < 0 else g / (fi + inv_var)
+            step = min(max(step, -1.0), 1.0) * scale
+            if abs(step) < _NEWTON_STEP_TOL:
+                break
+            trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
+            f_t, g_t, h_t, fi_t = _glad_q_profile(start, stop, worker, label, abilities, row,
+                                                  inv_var, trial)
+            if f_t >= f:
+                b, f, g, h, fi = trial, f_t, g_t, h_t, fi_t
+                steps += 1
+                scale = 1.0
+                if steps >= _DIFFICULTY_STEPS:
+                    break
+            else:
+                scale *= 0.5
+                if scale < _NEWTON_MIN_SCALE:
+                    break
+        next_b[i] = b
+        curv_b[i] = fi
+        beta = np.exp(b)
+        beta2 = beta * beta
+        for v in range(start, stop):
+            z = abilities[worker[v]] * beta
+            sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
+            half = 0.5 * z
+            var_half = _sigmoid_moments(np.exp(-abs(half)), half)[1]
+            p = position[v]
+            per_vote[0, p] = (row[label[v]] - sig) * beta
+            per_vote[1, p] = var * beta2
+            per_vote[2, p] = var_half * beta2
+            per_vote[3, p] = 0.25 * beta2
+
+    @_jit(parallel=False)
+    def _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
+                   inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
+        if e_step:
+            _glad_task_e_step(i, indptr, worker, label, abilities, log_betas, log_prior, resp,
+                              task_ll)
+        _glad_task_m_step(i, indptr, worker, label, position, abilities, log_betas, inv_var,
+                          resp[i], next_b, curv_b, per_vote)
+
+    @_jit(parallel=False)
+    def _glad_block_serial(indptr, worker, label, position, abilities, log_betas, log_prior,
+                           inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
         for i in range(indptr.shape[0] - 1):
-            _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas,
-                              log_prior, resp, task_ll, grad_b, curv_b, per_vote)
+            _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
+                       inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote)
 
     @_jit
-    def _glad_e_step_parallel(indptr, worker, label, position, abilities, log_betas, log_prior,
-                              resp, task_ll, grad_b, curv_b, per_vote):
+    def _glad_block_parallel(indptr, worker, label, position, abilities, log_betas, log_prior,
+                             inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
         for i in prange(indptr.shape[0] - 1):
-            _glad_task_e_step(i, indptr, worker, label, position, abilities, log_betas,
-                              log_prior, resp, task_ll, grad_b, curv_b, per_vote)
+            _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
+                       inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote)
 
     @_jit(parallel=False)
     def _glad_profile_task(start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
