@@ -37,8 +37,8 @@ To fit about 10 minutes on one CPU core per command, one seed by default, at mos
 
 Usage::
 
-    python benchmarks/conll_ner.py                      # 1 seed, about 8 min on one core
-    python benchmarks/conll_ner.py --pretrained         # + 3 fits from the MV-trained backbone
+    python benchmarks/conll_ner.py                      # 1 seed, 10 min on a shared core
+    python benchmarks/conll_ner.py --pretrained         # + 3 fits from the MV backbone (15 min)
     python benchmarks/conll_ner.py --seeds 3 --json results.json
     python benchmarks/conll_ner.py --data-home DIR      # DIR/sources/... holds task1.zip
 
