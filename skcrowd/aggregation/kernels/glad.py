@@ -8,11 +8,11 @@ numpy engine: per-vote arrays summed per task and per worker with
 ``np.bincount``; the per-task searches (the difficulties' M-step, the MAP
 difficulties) run on all the tasks at once.
 
-numba engine: one E-step and difficulty step per task (parallel over tasks),
-whose per-vote pieces of the abilities' statistics are written in worker
-order and summed per worker (``_segment_sums_*``, parallel over workers); the
-Newton search of the MAP difficulties runs task by task, parallel over chunks
-of tasks.
+numba engine: the E-step and the difficulty step task by task (parallel over
+chunks of tasks), whose per-vote pieces of the abilities' statistics are
+written in worker order and summed per worker (``_glad_worker_sums_*``, parallel over
+workers); the Newton search of the MAP difficulties runs task by task,
+parallel over chunks of tasks.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ LOG_BETA_BOUND = 20.0
 _NEWTON_MAX_EVALS = 100
 _NEWTON_STEP_TOL = 1e-10
 _NEWTON_MIN_SCALE = 2.0**-30
-# Accepted steps of the difficulties' M-step per call (per EM iteration).
-_DIFFICULTY_STEPS = 1
 
 
 class GLADBlockStatistics(NamedTuple):
@@ -73,12 +71,15 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, pri
     Difficulties: each task's ``b_i = log(beta_i)`` takes the M-step of
     ``Q_i(b) = sum over the task's votes of those terms - b**2 / (2
     prior_scale**2)`` (its Gaussian prior) with the abilities held fixed: from
-    the given ``b_i``, ``_DIFFICULTY_STEPS`` safeguarded Newton step(s) (Newton
-    where ``Q_i`` is concave, a gradient step scaled by the expected curvature
-    elsewhere, of at most 1), each halved until ``Q_i`` does not decrease, so
-    that ``Q_i`` never falls; ``b`` stays in ``[-20, 20]``. ``Q_i`` is not
-    concave in ``b`` and couples the task's votes only, so the search is
-    exact and per task.
+    the given ``b_i``, one safeguarded Newton step (Newton where ``Q_i`` is
+    concave, a gradient step scaled by the expected curvature elsewhere, of
+    at most 1), halved until ``Q_i`` does not decrease, so that ``Q_i`` never
+    falls; ``b`` stays in ``[-20, 20]``. ``Q_i`` is not concave in ``b`` and
+    couples the task's votes only, so the search is per task. A step is kept
+    when a lower bound of the gain, from the derivative at its end (no log),
+    is not negative, else when ``Q_i`` itself does not fall: the bound
+    decides almost every step, so the search costs about one pass over the
+    votes without a log.
 
     Abilities: at the next difficulties, ``Q`` is concave in each ``alpha_j``
     with ``dQ/dalpha_j = sum_v (q_v - s_v) beta_i`` and ``-d2Q/dalpha_j2 =
@@ -130,8 +131,10 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, pri
         m_step = _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale),
                                     log_priors, task_ll)
     else:
-        _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll)
-        m_step = _glad_m_step_numpy(layout, resp, abilities, log_betas, float(prior_scale))
+        inv_var = 1.0 / prior_scale**2
+        at_start = _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll,
+                                      inv_var)
+        m_step = _glad_m_step_numpy(layout, resp, abilities, log_betas, inv_var, at_start)
     return GLADBlockStatistics(resp, task_ll, *m_step)
 
 
@@ -175,7 +178,12 @@ ndarray of shape (n_workers,)
     log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
     if _engine() == "numba":
         return _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale))
-    return _glad_m_step_numpy(layout, resp, abilities, log_betas, float(prior_scale))
+    inv_var = 1.0 / prior_scale**2
+    q = resp[layout.task, layout.label]
+    at_start = _glad_q_derivatives(_glad_q_votes_numpy(layout, q, abilities, log_betas),
+                                   *_glad_q_slope_numpy(layout, q, abilities, log_betas),
+                                   inv_var, log_betas)
+    return _glad_m_step_numpy(layout, resp, abilities, log_betas, inv_var, at_start)
 
 
 def _glad_m_step_numba(layout, resp, abilities, log_betas, prior_scale, log_priors=None,
@@ -186,7 +194,7 @@ def _glad_m_step_numba(layout, resp, abilities, log_betas, prior_scale, log_prio
     if not e_step:  # placeholders the kernel does not read
         log_priors, task_ll = np.zeros((1, layout.n_classes)), np.empty(0)
     indptr, position, _, _ = layout.worker_order
-    per_vote = layout.scratch("glad_per_vote", (4, layout.n_votes))
+    per_vote = layout.scratch("glad_per_vote", (layout.n_votes, 4))  # a vote's 4 together
     next_b = np.empty(layout.n_tasks)
     curv_b = np.empty(layout.n_tasks)
     worker_sums = np.empty((4, layout.n_workers))
@@ -195,9 +203,8 @@ def _glad_m_step_numba(layout, resp, abilities, log_betas, prior_scale, log_prio
         layout.task_indptr, layout.worker, layout.label, position, abilities, log_betas,
         log_priors, 1.0 / prior_scale**2, e_step, resp, task_ll, next_b, curv_b, per_vote,
     )
-    segment_sums = _segment_sums_parallel if parallel else _segment_sums_serial
-    segment_sums(indptr, per_vote[:2], worker_sums[:2])
-    segment_sums(indptr, per_vote[2:], worker_sums[2:])
+    (_glad_worker_sums_parallel if parallel else _glad_worker_sums_serial)(
+        indptr, per_vote, worker_sums)
     return (next_b, curv_b, *worker_sums)
 
 
@@ -232,34 +239,60 @@ def _glad_logits(layout, log_right, log_not_right, log_priors, logits):
     logits += log_priors
 
 
-def _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll):
-    _, log_right, log_not_right, _, _ = _glad_vote_terms(layout, abilities, log_betas)
+def _glad_e_step_numpy(layout, abilities, log_betas, log_priors, resp, task_ll, inv_var):
+    """E-step, then each task's ``Q_i`` at its log-difficulty and its derivatives (as
+    :func:`_glad_q_derivatives`) from the same per-vote terms, through the per-class sums of
+    ``z``: ``q`` is known only after the log-sum-exp."""
+    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
     _glad_logits(layout, log_right, log_not_right, log_priors, resp)
     _normalize_log_rows(resp, task_ll)
+    n, K = layout.n_tasks, layout.n_classes
+    class_z = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=z,
+                          minlength=n * K).reshape(n, K)
+    qz = (resp * class_z).sum(axis=1)
+    return _glad_q_derivatives(
+        qz + np.bincount(layout.task, weights=log_not_right, minlength=n),
+        qz - np.bincount(layout.task, weights=sig * z, minlength=n),
+        np.bincount(layout.task, weights=var * z * z, minlength=n), inv_var, log_betas)
 
 
-def _glad_q_profile_numpy(layout, q, abilities, inv_var, log_betas):
-    """Each task's ``Q_i(b)`` (prior included), its first and second derivatives, and the
-    expected curvature of its votes' part, at ``b = log_betas``; ``q``: per vote."""
-    z, log_right, log_not_right, sig, var = _glad_vote_terms(layout, abilities, log_betas)
+def _glad_q_derivatives(f, slope, fisher, inv_var, b):
+    """``(Q_i, dQ_i/db, d2Q_i/db2, expected curvature)`` from the votes' sums ``f = sum_v q_v
+    z_v + log(1 - s_v)`` (the votes' part of ``Q_i``: ``q log s + (1 - q) log(1 - s) = q z +
+    log(1 - s)``), ``slope = sum_v (q_v - s_v) z_v`` and ``fisher = sum_v s_v (1 - s_v)
+    z_v**2`` (``d slope / db = slope - fisher``: ``dz / db = z``), with the prior's terms."""
+    return (f - 0.5 * inv_var * b * b, slope - inv_var * b, slope - fisher - inv_var, fisher)
+
+
+def _glad_q_votes_numpy(layout, q, abilities, log_betas, tasks=None):
+    """The votes' part of each task's ``Q_i`` at ``b = log_betas`` (``q``: per vote), for the
+    ``tasks`` of a mask only (0 elsewhere)."""
+    keep = slice(None) if tasks is None else tasks[layout.task]
+    task = layout.task[keep]
+    z = abilities[layout.worker[keep]] * np.exp(log_betas)[task]
+    log_not_right = _sigmoid_terms(z)[1]
+    return np.bincount(task, weights=q[keep] * z + log_not_right, minlength=layout.n_tasks)
+
+
+def _glad_q_slope_numpy(layout, q, abilities, log_betas):
+    """``slope`` and ``fisher`` of :func:`_glad_q_derivatives` at ``b = log_betas``: no log."""
+    z = abilities[layout.worker] * np.exp(log_betas)[layout.task]
+    e = np.exp(-np.abs(z))
+    inv = 1.0 / (1.0 + e)
     n = layout.n_tasks
-    f = np.bincount(layout.task, weights=q * log_right + (1.0 - q) * log_not_right, minlength=n)
-    grad = np.bincount(layout.task, weights=(q - sig) * z, minlength=n)
-    fisher = np.bincount(layout.task, weights=var * z * z, minlength=n)
-    return (f - 0.5 * inv_var * log_betas * log_betas, grad - inv_var * log_betas,
-            grad - fisher - inv_var, fisher)
+    return (np.bincount(layout.task, weights=(q - np.where(z >= 0, inv, e * inv)) * z,
+                        minlength=n),
+            np.bincount(layout.task, weights=e * inv * inv * z * z, minlength=n))
 
 
-def _glad_m_step_numpy(layout, resp, abilities, log_betas, prior_scale):
-    """The numpy pass of :func:`glad_gradients`: the difficulties' M-step on all the tasks at
-    once, then the abilities' statistics."""
+def _glad_m_step_numpy(layout, resp, abilities, log_betas, inv_var, at_start):
+    """The difficulties' M-step on all the tasks at once, from ``at_start`` (``Q_i`` and its
+    derivatives at ``log_betas``), then the abilities' statistics."""
     q = resp[layout.task, layout.label]
-    inv_var = 1.0 / prior_scale**2
     log_betas = log_betas.copy()
-    f, grad, hess, fisher = _glad_q_profile_numpy(layout, q, abilities, inv_var, log_betas)
+    f, grad, hess, fisher = at_start
     n = layout.n_tasks
     scale = np.ones(n)
-    steps = np.zeros(n, dtype=np.int64)
     active = np.ones(n, dtype=bool)
     for _ in range(_NEWTON_MAX_EVALS):
         step = np.where(active, _newton_proposal(grad, hess, fisher + inv_var, scale), 0.0)
@@ -268,29 +301,43 @@ def _glad_m_step_numpy(layout, resp, abilities, log_betas, prior_scale):
             break
         trial = np.where(active, np.clip(log_betas + step, -LOG_BETA_BOUND, LOG_BETA_BOUND),
                          log_betas)
-        f_t, g_t, h_t, fi_t = _glad_q_profile_numpy(layout, q, abilities, inv_var, trial)
-        accept = active & (f_t >= f)
+        slope, fisher_t = _glad_q_slope_numpy(layout, q, abilities, trial)
+        accept = active & (_glad_gain_bound(log_betas, trial, slope, inv_var) >= 0)
+        check = active & ~accept
+        if check.any():
+            f_t = (_glad_q_votes_numpy(layout, q, abilities, trial, check)
+                   - 0.5 * inv_var * trial * trial)
+            accept |= check & (f_t >= f)
         log_betas[accept] = trial[accept]
-        f[accept], grad[accept], hess[accept], fisher[accept] = (
-            f_t[accept], g_t[accept], h_t[accept], fi_t[accept]
-        )
-        steps += accept
-        scale = np.where(accept, 1.0, scale * 0.5)
-        active &= (scale >= _NEWTON_MIN_SCALE) & (steps < _DIFFICULTY_STEPS)
+        fisher[accept] = fisher_t[accept]
+        active &= ~accept
+        scale *= 0.5
+        active &= scale >= _NEWTON_MIN_SCALE
     beta = np.exp(log_betas)[layout.task]
     z = abilities[layout.worker] * beta
-    sig, var = _sigmoid_terms(z)[2:]
-    var_half = _sigmoid_terms(0.5 * z)[3]
+    e = np.exp(-np.abs(z))
+    inv = 1.0 / (1.0 + e)
+    root = np.sqrt(e)  # exp(-|z| / 2), of sigmoid(z / 2)
+    inv_root = 1.0 / (1.0 + root)
     beta2 = beta * beta
     W = layout.n_workers
     return (
         log_betas,
         fisher,
-        np.bincount(layout.worker, weights=(q - sig) * beta, minlength=W),
-        np.bincount(layout.worker, weights=var * beta2, minlength=W),
-        np.bincount(layout.worker, weights=var_half * beta2, minlength=W),
+        np.bincount(layout.worker, weights=(q - np.where(z >= 0, inv, e * inv)) * beta,
+                    minlength=W),
+        np.bincount(layout.worker, weights=e * inv * inv * beta2, minlength=W),
+        np.bincount(layout.worker, weights=root * inv_root * inv_root * beta2, minlength=W),
         np.bincount(layout.worker, weights=0.25 * beta2, minlength=W),
     )
+
+
+def _glad_gain_bound(b, trial, slope, inv_var):
+    """A lower bound of ``Q_i(trial) - Q_i(b)`` from ``slope`` at ``trial`` (as in
+    :func:`_glad_q_derivatives`), without a log: each vote's ``q z + log(1 - s)`` changes by
+    ``(q - s(z')) (z' - z)`` or more from ``z`` to ``z'`` (its derivative ``q - s`` falls as
+    ``z`` grows), and ``z = z' e**(b - trial)``. Works on scalars and arrays."""
+    return -np.expm1(b - trial) * slope - 0.5 * inv_var * (trial - b) * (trial + b)
 
 
 def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1.0, resp=None,
@@ -417,7 +464,7 @@ def _glad_difficulties_numpy(layout, abilities, log_priors, prior_scale, resp, l
 
 
 if numba is not None:
-    from ._common import _segment_sums_parallel, _segment_sums_serial, _softmax_row, prange
+    from ._common import _softmax_row, prange
 
     @_jit(parallel=False)
     def _sigmoid_moments(e, z):
@@ -434,109 +481,176 @@ if numba is not None:
         sig, var = _sigmoid_moments(e, z)
         return neg - tail, neg - z - tail, sig, var
 
+    # the numpy helpers on scalars, compiled: the same formulas in both engines
+    _glad_q_derivatives_scalar = _jit(_glad_q_derivatives, parallel=False)
+    _glad_gain_bound_scalar = _jit(_glad_gain_bound, parallel=False)
+
     @_jit(parallel=False)
-    def _glad_task_e_step(i, indptr, worker, label, abilities, log_betas, log_prior, resp,
-                          task_ll):
-        """Posterior of task i and its log-likelihood; ``log_prior``: ``(1, K)`` or
-        ``(n_tasks, K)`` (row ``i``: task ``i``'s)."""
+    def _glad_task_e_step(i, indptr, worker, label, abilities, log_betas, log_prior, inv_var,
+                          resp, task_ll, class_z):
+        """Posterior of task i and its log-likelihood, then its ``Q_i`` at its log-difficulty
+        and derivatives (as :func:`_glad_e_step_numpy`); ``log_prior``: ``(1, K)`` or
+        ``(n_tasks, K)`` (row ``i``: task ``i``'s); ``class_z``: scratch of size ``K``."""
         K = log_prior.shape[1]
         log_km1 = np.log(max(K - 1, 1))
         row = resp[i]
         row[:] = 0.0
-        beta = np.exp(log_betas[i])
+        class_z[:] = 0.0
+        b = log_betas[i]
+        beta = np.exp(b)
         wrong_total = 0.0
+        not_right = 0.0
+        sz = 0.0
+        fisher = 0.0
         for v in range(indptr[i], indptr[i + 1]):
-            lr, lw, _, _ = _sigmoid_terms_scalar(abilities[worker[v]] * beta)
-            lw -= log_km1
+            z = abilities[worker[v]] * beta
+            lr, lnr, sig, var = _sigmoid_terms_scalar(z)
+            lw = lnr - log_km1
             row[label[v]] += lr - lw
             wrong_total += lw
+            class_z[label[v]] += z
+            not_right += lnr
+            sz += sig * z
+            fisher += var * z * z
         prior = log_prior[np.int64(i) if log_prior.shape[0] > 1 else np.int64(0)]
         task_ll[i] = _softmax_row(row, prior, wrong_total)
+        qz = 0.0
+        for k in range(K):
+            qz += row[k] * class_z[k]
+        return _glad_q_derivatives_scalar(qz + not_right, qz - sz, fisher, inv_var, b)
 
     @_jit(parallel=False)
-    def _glad_q_profile(start, stop, worker, label, abilities, row, inv_var, b):
-        """The scalar :func:`_glad_q_profile_numpy` of the task whose votes are start..stop-1
+    def _glad_q_votes(start, stop, worker, label, abilities, row, b):
+        """The scalar :func:`_glad_q_votes_numpy` of the task whose votes are start..stop-1
         and whose posterior is ``row``."""
         beta = np.exp(b)
         f = 0.0
-        grad = 0.0
+        for v in range(start, stop):
+            z = abilities[worker[v]] * beta
+            f += row[label[v]] * z + _sigmoid_terms_scalar(z)[1]
+        return f
+
+    @_jit(parallel=False)
+    def _glad_q_slope(start, stop, worker, label, position, abilities, row, b, per_vote):
+        """The scalar :func:`_glad_q_slope_numpy` of the task whose votes are start..stop-1 and
+        whose posterior is ``row``, and its votes' pieces of the abilities' statistics at
+        ``b`` (as :func:`_glad_m_step_numpy`), written at their positions in worker order."""
+        beta = np.exp(b)
+        beta2 = beta * beta
+        slope = 0.0
         fisher = 0.0
         for v in range(start, stop):
             z = abilities[worker[v]] * beta
-            lr, lnr, sig, var = _sigmoid_terms_scalar(z)
+            e = np.exp(-abs(z))
+            sig, var = _sigmoid_moments(e, z)
             q = row[label[v]]
-            f += q * lr + (1.0 - q) * lnr
-            grad += (q - sig) * z
+            slope += (q - sig) * z
             fisher += var * z * z
-        return (f - 0.5 * inv_var * b * b, grad - inv_var * b, grad - fisher - inv_var,
-                fisher)
+            root = np.sqrt(e)  # exp(-|z| / 2), of sigmoid(z / 2)
+            inv_root = 1.0 / (1.0 + root)
+            p = position[v]
+            per_vote[p, 0] = (q - sig) * beta
+            per_vote[p, 1] = var * beta2
+            per_vote[p, 2] = root * inv_root * inv_root * beta2
+            per_vote[p, 3] = 0.25 * beta2
+        return slope, fisher
 
     @_jit(parallel=False)
     def _glad_task_m_step(i, indptr, worker, label, position, abilities, log_betas, inv_var,
-                          row, next_b, curv_b, per_vote):
+                          row, at_start, written, next_b, curv_b, per_vote):
         """The M-step of task i's log-difficulty for its posterior ``row`` (as
-        :func:`_glad_m_step_numpy`), then its votes' pieces of the abilities' statistics,
-        written at their positions in worker order."""
+        :func:`_glad_m_step_numpy`), from ``at_start`` (``Q_i`` and its derivatives at
+        ``log_betas[i]``); its votes' pieces of the abilities' statistics at the result end in
+        ``per_vote`` (``written``: they are there already for ``log_betas[i]``)."""
         start, stop = indptr[i], indptr[i + 1]
         b = log_betas[i]
-        f, g, h, fi = _glad_q_profile(start, stop, worker, label, abilities, row, inv_var, b)
+        f, g, h, fisher = at_start
         scale = 1.0
-        steps = 0
         for _ in range(_NEWTON_MAX_EVALS):
-            step = -g / h if h < 0 else g / (fi + inv_var)
+            step = -g / h if h < 0 else g / (fisher + inv_var)
             step = min(max(step, -1.0), 1.0) * scale
             if abs(step) < _NEWTON_STEP_TOL:
                 break
             trial = min(max(b + step, -LOG_BETA_BOUND), LOG_BETA_BOUND)
-            f_t, g_t, h_t, fi_t = _glad_q_profile(start, stop, worker, label, abilities, row,
-                                                  inv_var, trial)
-            if f_t >= f:
-                b, f, g, h, fi = trial, f_t, g_t, h_t, fi_t
-                steps += 1
-                scale = 1.0
-                if steps >= _DIFFICULTY_STEPS:
-                    break
-            else:
-                scale *= 0.5
-                if scale < _NEWTON_MIN_SCALE:
-                    break
+            slope, fisher_t = _glad_q_slope(start, stop, worker, label, position, abilities,
+                                            row, trial, per_vote)
+            written = True  # per_vote holds the trial's pieces
+            if (_glad_gain_bound_scalar(b, trial, slope, inv_var) >= 0
+                    or _glad_q_votes(start, stop, worker, label, abilities, row, trial)
+                    - 0.5 * inv_var * trial * trial >= f):
+                b, fisher = trial, fisher_t
+                break
+            written = False
+            scale *= 0.5
+            if scale < _NEWTON_MIN_SCALE:
+                break
+        if not written:
+            _glad_q_slope(start, stop, worker, label, position, abilities, row, b, per_vote)
         next_b[i] = b
-        curv_b[i] = fi
-        beta = np.exp(b)
-        beta2 = beta * beta
-        for v in range(start, stop):
-            z = abilities[worker[v]] * beta
-            sig, var = _sigmoid_moments(np.exp(-abs(z)), z)
-            half = 0.5 * z
-            var_half = _sigmoid_moments(np.exp(-abs(half)), half)[1]
-            p = position[v]
-            per_vote[0, p] = (row[label[v]] - sig) * beta
-            per_vote[1, p] = var * beta2
-            per_vote[2, p] = var_half * beta2
-            per_vote[3, p] = 0.25 * beta2
+        curv_b[i] = fisher
 
     @_jit(parallel=False)
-    def _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
-                   inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
-        if e_step:
-            _glad_task_e_step(i, indptr, worker, label, abilities, log_betas, log_prior, resp,
-                              task_ll)
-        _glad_task_m_step(i, indptr, worker, label, position, abilities, log_betas, inv_var,
-                          resp[i], next_b, curv_b, per_vote)
+    def _glad_block_chunk(first, stop, indptr, worker, label, position, abilities, log_betas,
+                          log_prior, inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
+        """Tasks first..stop-1: E-step (if ``e_step``) and M-step of their difficulties."""
+        class_z = np.empty(resp.shape[1])
+        for i in range(first, stop):
+            if e_step:
+                at_start = _glad_task_e_step(i, indptr, worker, label, abilities, log_betas,
+                                             log_prior, inv_var, resp, task_ll, class_z)
+            else:
+                start, end, b = indptr[i], indptr[i + 1], log_betas[i]
+                slope, fisher = _glad_q_slope(start, end, worker, label, position, abilities,
+                                              resp[i], b, per_vote)
+                at_start = _glad_q_derivatives_scalar(
+                    _glad_q_votes(start, end, worker, label, abilities, resp[i], b), slope,
+                    fisher, inv_var, b)
+            _glad_task_m_step(i, indptr, worker, label, position, abilities, log_betas,
+                              inv_var, resp[i], at_start, not e_step, next_b, curv_b, per_vote)
 
     @_jit(parallel=False)
     def _glad_block_serial(indptr, worker, label, position, abilities, log_betas, log_prior,
                            inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
-        for i in range(indptr.shape[0] - 1):
-            _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
-                       inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote)
+        _glad_block_chunk(0, indptr.shape[0] - 1, indptr, worker, label, position, abilities,
+                          log_betas, log_prior, inv_var, e_step, resp, task_ll, next_b, curv_b,
+                          per_vote)
 
     @_jit
     def _glad_block_parallel(indptr, worker, label, position, abilities, log_betas, log_prior,
                              inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote):
-        for i in prange(indptr.shape[0] - 1):
-            _glad_task(i, indptr, worker, label, position, abilities, log_betas, log_prior,
-                       inv_var, e_step, resp, task_ll, next_b, curv_b, per_vote)
+        n = indptr.shape[0] - 1
+        n_chunks = min(n, 256)
+        for c in prange(n_chunks):
+            _glad_block_chunk(c * n // n_chunks, (c + 1) * n // n_chunks, indptr, worker,
+                              label, position, abilities, log_betas, log_prior, inv_var, e_step,
+                              resp, task_ll, next_b, curv_b, per_vote)
+
+    @_jit(parallel=False)
+    def _glad_worker_sum(values, start, stop, out, j):
+        """out[:, j] <- sums of the rows start..stop-1 of values (its 4 columns)."""
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for p in range(start, stop):
+            s0 += values[p, 0]
+            s1 += values[p, 1]
+            s2 += values[p, 2]
+            s3 += values[p, 3]
+        out[0, j] = s0
+        out[1, j] = s1
+        out[2, j] = s2
+        out[3, j] = s3
+
+    @_jit(parallel=False)
+    def _glad_worker_sums_serial(indptr, values, out):
+        for j in range(indptr.shape[0] - 1):
+            _glad_worker_sum(values, indptr[j], indptr[j + 1], out, j)
+
+    @_jit
+    def _glad_worker_sums_parallel(indptr, values, out):
+        for j in prange(indptr.shape[0] - 1):
+            _glad_worker_sum(values, indptr[j], indptr[j + 1], out, j)
 
     @_jit(parallel=False)
     def _glad_profile_task(start, stop, worker, label, abilities, log_prior, inv_var, log_km1,
