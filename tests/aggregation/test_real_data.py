@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from skcrowd.aggregation import EBCC, GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
 
@@ -164,3 +165,53 @@ def test_ebcc_mean_is_within_half_a_point_of_its_authors_procedure():
         pytest.skip("no real crowd present")
     assert (np.mean([_ebcc_accuracy(n) for n in names])
             >= np.mean([EBCC_REFERENCE[n] for n in names]) - 0.005)
+
+
+@functools.lru_cache(maxsize=None)
+def _selector_and_candidates(name):
+    """Gold accuracy of AggregatorSelector(random_state=0) and of each default candidate."""
+    from skcrowd.aggregation import AggregatorSelector
+    from skcrowd.aggregation._selection import _default_candidates
+
+    X, tasks, gold = _load(name)
+    accuracy = {type(c).__name__: float(np.mean(clone(c).set_params(
+        **({"random_state": 0} if "random_state" in c.get_params() else {})).fit_predict(X)[tasks]
+        == gold)) for c in _default_candidates()}
+    selector = AggregatorSelector(random_state=0)
+    return float(np.mean(selector.fit_predict(X)[tasks] == gold)), accuracy
+
+
+# the selector picks EBCC here (its held-out votes win by 0.028 per vote, more than on the ZenCrowd
+# crowds where EBCC is right), and EBCC is 1.2 points below majority vote on average over its seeds
+SELECTOR_BELOW_MV = {"zheng_s4_Face_Sentiment_Identification": (0.6267, 0.6370)}
+
+
+def _selector_case(name):
+    marks = [pytest.mark.slow] if name in SLOW else []
+    if name in SELECTOR_BELOW_MV:
+        selected, mv = SELECTOR_BELOW_MV[name]
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+            f"finding for issue 23 section 2: on {name} AggregatorSelector(random_state=0) picks "
+            f"EBCC, {selected}, against MajorityVote(random_state=0)'s {mv}: 1.03 points below "
+            "(0.9989 below majority vote's expected accuracy, ties at random)")))
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", [_selector_case(name) for name in _shared_crowds()]
+                         or ["none_shared"])
+def test_selector_is_never_a_point_below_majority_vote(name):
+    """Issue 23, section 2: measured (2026-11-26) gaps to MajorityVote(random_state=0) from -1.03
+    (the xfail above) and -0.22 (act_CF) to +10.2 points."""
+    selected, _ = _selector_and_candidates(name)
+    assert selected >= _accuracies(name)["MajorityVote"] - 0.01
+
+
+def test_selector_mean_is_at_least_the_best_single_model_mean():
+    """Issue 23, section 2, over the shared crowds present (cifar10n left out: slow): measured
+    0.838 for the selector against at most 0.832 for a single model over the 19 crowds."""
+    names = [n for n in _shared_crowds() if n not in SLOW]
+    if not names:
+        pytest.skip("no real crowd present")
+    runs = [_selector_and_candidates(n) for n in names]
+    best_single = max(np.mean([accuracy[model] for _, accuracy in runs]) for model in runs[0][1])
+    assert np.mean([selected for selected, _ in runs]) >= best_single
