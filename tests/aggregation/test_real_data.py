@@ -59,15 +59,20 @@ def _shared_crowds():
                   if (p / "votes.csv").is_file() and (p / "truth.csv").is_file())
 
 
-def _case(name):
+def _case(name, findings=None, reason=None):
+    """``name`` as a parameter: slow for the SLOW crowds, a strict xfail with ``reason(name,
+    *findings[name])`` for a crowd of ``findings``."""
     marks = [pytest.mark.slow] if name in SLOW else []
-    if name in DS_BELOW_MV:
-        ds, mv = DS_BELOW_MV[name]
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-            f"finding for issue 23 (aggregation on unseen crowds): on {name} DawidSkene's gold "
-            f"accuracy is {ds} against MajorityVote(random_state=0)'s {mv}, below the bound "
-            f"DS >= MV - {MARGIN}")))
+    if findings and name in findings:
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
+                                       reason=reason(name, *findings[name])))
     return pytest.param(name, marks=marks)
+
+
+def _ds_below_mv(name, ds, mv):
+    return (f"finding for issue 23 (aggregation on unseen crowds): on {name} DawidSkene's gold "
+            f"accuracy is {ds} against MajorityVote(random_state=0)'s {mv}, below the bound "
+            f"DS >= MV - {MARGIN}")
 
 
 def _load(name):
@@ -103,7 +108,8 @@ def test_accuracy_on_gold_labels(name):
         assert value >= floors[method] - MARGIN, (method, value)
 
 
-@pytest.mark.parametrize("name", [_case(name) for name in _shared_crowds()] or ["none_shared"])
+@pytest.mark.parametrize("name", [_case(name, DS_BELOW_MV, _ds_below_mv)
+                                  for name in _shared_crowds()] or ["none_shared"])
 def test_dawid_skene_does_not_lose_to_majority_vote(name):
     accuracy = _accuracies(name)
     assert accuracy["DawidSkene"] >= accuracy["MajorityVote"] - MARGIN, accuracy
@@ -186,19 +192,14 @@ def _selector_and_candidates(name):
 SELECTOR_BELOW_MV = {"zheng_s4_Face_Sentiment_Identification": (0.6267, 0.6370)}
 
 
-def _selector_case(name):
-    marks = [pytest.mark.slow] if name in SLOW else []
-    if name in SELECTOR_BELOW_MV:
-        selected, mv = SELECTOR_BELOW_MV[name]
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-            f"finding for issue 23 section 2: on {name} AggregatorSelector(random_state=0) picks "
+def _selector_below_mv(name, selected, mv):
+    return (f"finding for issue 23 section 2: on {name} AggregatorSelector(random_state=0) picks "
             f"EBCC, {selected}, against MajorityVote(random_state=0)'s {mv}: 1.03 points below "
-            "(0.9989 below majority vote's expected accuracy, ties at random)")))
-    return pytest.param(name, marks=marks)
+            "(0.9989 below majority vote's expected accuracy, ties at random)")
 
 
-@pytest.mark.parametrize("name", [_selector_case(name) for name in _shared_crowds()]
-                         or ["none_shared"])
+@pytest.mark.parametrize("name", [_case(name, SELECTOR_BELOW_MV, _selector_below_mv)
+                                  for name in _shared_crowds()] or ["none_shared"])
 def test_selector_is_never_a_point_below_majority_vote(name):
     """Issue 23, section 2: measured (2026-11-26) gaps to MajorityVote(random_state=0) from -1.03
     (the xfail above) and -0.22 (act_CF) to +10.2 points."""
