@@ -126,10 +126,10 @@ class AggregatorSelector(BaseAggregator):
     >>> right = rng.random((200, 5)) < [0.9, 0.9, 0.55, 0.55, 0.55]  # two good workers
     >>> votes = np.where(right, truth[:, None], 1 - truth[:, None])
     >>> selector = AggregatorSelector([MajorityVote(), DawidSkene()], random_state=0)
-    >>> selector.fit(votes).best_estimator_
-    DawidSkene()
+    >>> type(selector.fit(votes).best_estimator_).__name__
+    'DawidSkene'
     >>> selector.cv_results_["mean_test_score"].round(3)
-    array([-0.684, -0.608])
+    array([-0.685, -0.614])
     >>> float(np.mean(selector.predict(votes) == truth))
     0.905
     """
