@@ -86,8 +86,9 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         """
         # validate_data would read a long table (one row per vote) as a votes matrix
         check_not_long_format(X, "X")
-        # check_array would drop a masked array's mask: validate its data,
-        # encode the masked array itself.
+        # check_array would drop a masked array's mask, and turns a DataFrame of nullable
+        # integers with a missing entry into floats (an integer label above 2**53 then changes):
+        # validate their data, encode X itself.
         masked = isinstance(X, np.ma.MaskedArray)
         checked = validate_data(
             self,
@@ -97,7 +98,7 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
             accept_sparse=True,  # keeps the format: coo duplicates are detected, not summed
             ensure_all_finite=False,
         )
-        raw = X if masked else checked
+        raw = X if masked or _is_pandas_frame(X) else checked
         if reset:
             votes = check_votes(raw, missing_label=self.missing_label, n_classes=self.n_classes,
                                 name="X")

@@ -295,3 +295,13 @@ def test_majority_vote_ties_by_hand():
     np.testing.assert_array_equal(mv.predict(votes), mv.predict(votes))
     # no votes: the most frequent class of the fit, ties (1 and 2) at random
     assert MajorityVote(random_state=0).fit(votes).predict(np.full((1, 3), -1))[0] in (1, 2)
+
+
+def test_nullable_integer_labels_above_two_to_the_53_are_read_exactly():
+    # scikit-learn's validate_data turns a DataFrame of nullable integers with a missing entry
+    # into floats; the votes are encoded from the DataFrame itself (found by the property tests)
+    big = 2**63 - 512  # an int64 that float64 rounds to 2**63
+    X = pd.DataFrame({"a": [big, 0, big], "b": [big, pd.NA, 0]}, dtype="Int64")
+    model = MajorityVote(missing_label=None).fit(X)
+    np.testing.assert_array_equal(model.classes_, [0, big])
+    assert model.predict(X)[0] == big  # both votes of task 0
