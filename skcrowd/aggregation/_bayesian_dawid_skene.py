@@ -6,8 +6,8 @@ import numpy as np
 
 from ._base import BaseEM
 from ._dawid_skene import DawidSkene
-from .kernels import (dirichlet_expectations, ds_block_statistics, ds_e_step,
-                      fit_dirichlet_multinomial, safe_log)
+from .kernels import (dirichlet_expectations, dirichlet_posterior_kl, ds_block_statistics,
+                      ds_e_step, fit_dirichlet_multinomial, safe_log)
 
 # Box of the learned Dirichlet pseudo-counts: finite when the data cannot bound them (all
 # workers alike: the optimum is at infinity; an answer nobody gives: at zero).
@@ -237,9 +237,12 @@ class BayesianDawidSkene(DawidSkene):
         prior_t = (np.eye(K) + 1.0 / K).T if params is None else params[2].T
         prior = fit_dirichlet_multinomial(worker_counts, prior_t, bounds=PRIOR_BOUNDS,
                                           max_iter=PRIOR_NEWTON_STEPS).T
-        worker_counts += prior.T  # in place: the posteriors' parameters
-        expected_log_t, kl = dirichlet_expectations(worker_counts, prior.T)
-        return (worker_counts, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
+        posterior_t = worker_counts + prior.T
+        expected_log_t, _ = dirichlet_expectations(posterior_t, prior.T)
+        # the divergence from the counts: as a difference of log-gamma values it keeps only
+        # about 1e-9 of precision once the prior's pseudo-counts reach 1e5
+        kl = dirichlet_posterior_kl(worker_counts, prior.T, expected_log_t)
+        return (posterior_t, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
                 np.float64(kl))
 
     def _class_log_priors(self, params):

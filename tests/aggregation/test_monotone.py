@@ -62,11 +62,7 @@ def test_objective_never_decreases_on_simulated_crowds(model, seed):
     assert _largest_decrease(model, sim.votes, 60) <= RTOL
 
 
-@pytest.mark.parametrize("model", [
-    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=(
-        "BayesianDawidSkene's ELBO falls by 2.3e-9 (1e-9 relative) at iteration 37 here: its "
-        "empirical-Bayes prior step (_empirical_bayes._newton_ascent), not the driver")))
-    if isinstance(m, BayesianDawidSkene) else m for m in MODELS], ids=type)
+@pytest.mark.parametrize("model", MODELS, ids=type)
 def test_objective_never_decreases_on_a_degenerate_crowd(model):
     # one task with 8 votes, one without: the "auto" strength went up and down by orders of
     # magnitude while it never settled, and the objective with it (-11, -69, ..., -26824, -18)

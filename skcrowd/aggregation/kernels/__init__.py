@@ -89,6 +89,7 @@ from .dirichlet import (
     dirichlet_expectations,
     dirichlet_expected_log,
     dirichlet_kl,
+    dirichlet_posterior_kl,
     fit_dirichlet_multinomial,
 )
 from .glad import (
@@ -139,6 +140,7 @@ __all__ = [
     "dirichlet_expectations",
     "dirichlet_expected_log",
     "dirichlet_kl",
+    "dirichlet_posterior_kl",
     "fit_dirichlet_multinomial",
     "OneCoinBlockStatistics",
     "one_coin_e_step",

@@ -90,6 +90,39 @@ def dirichlet_expectations(posterior_t, prior_t, *, out=None):
     return out, float(row_kl.sum(axis=1).sum())
 
 
+def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t):
+    """``sum_{j, s} KL(Dir(b[:, s] + N[j, :, s]) || Dir(b[:, s]))``, without cancellation.
+
+    The divergence of :func:`dirichlet_expectations` for posteriors that are the prior
+    plus counts, written as ``sum_l N_l E[log pi_l]`` minus the log-evidence of the counts
+    (:func:`fit_dirichlet_multinomial`'s ``F``), whose log-gamma differences are computed
+    directly. With pseudo-counts of 1e5 the divergence as a difference of log-gamma values
+    (about 1e6 each) keeps only about 1e-9 of absolute precision, the level at which an
+    ELBO then seems to decrease.
+
+    Parameters
+    ----------
+    counts_t : ndarray of shape (n_workers, K, S)
+        Non-negative counts ``N[j, l, s]``.
+    prior_t : ndarray of shape (K, S)
+        Prior ``b``, positive.
+    expected_log_t : ndarray of shape (n_workers, K, S)
+        ``E_q[log pi]`` of the posteriors ``b + N`` (:func:`dirichlet_expectations`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd.aggregation.kernels import dirichlet_expectations, dirichlet_posterior_kl
+    >>> counts, prior = np.array([[[1.0], [0.0]]]), np.ones((2, 1))
+    >>> expected_log, kl = dirichlet_expectations(counts + prior, prior)
+    >>> round(dirichlet_posterior_kl(counts, prior, expected_log), 6), round(kl, 6)
+    (0.193147, 0.193147)
+    """
+    counts_t = np.asarray(counts_t, dtype=np.float64)
+    evidence = _PolyaData(counts_t).evaluate(np.asarray(prior_t, dtype=np.float64))
+    return float((counts_t * expected_log_t).sum() - evidence.sum())
+
+
 def dirichlet_kl(posterior, prior):
     """``KL(Dir(posterior) || Dir(prior))`` over the last axis (summed over the others).
 
