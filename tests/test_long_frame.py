@@ -51,6 +51,11 @@ _FACTORIES = {
 }
 
 
+# Aggregators of continuous ratings (issue 27): a long table of ratings is refused with the
+# pivot that converts it, not votes_from_long (class indices): tests/aggregation/test_continuous.py
+RATING_AGGREGATORS = {"MeanRating", "MedianRating", "BiasPrecisionEM", "CATD"}
+
+
 def _public_estimators():
     """name -> class of every estimator in ``skcrowd.__all__`` (None: its extra is missing)."""
     found = {}
@@ -60,7 +65,8 @@ def _public_estimators():
         except ImportError:  # torch or skorch absent
             found[name] = None
             continue
-        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and (
+                name not in RATING_AGGREGATORS):
             found[name] = obj
     return found
 
