@@ -28,11 +28,6 @@ _LAZY = {
     "OneCoinDawidSkene": "aggregation",
     "MACE": "aggregation",
     "AggregatorSelector": "aggregation",
-    "MeanRating": "aggregation",
-    "MedianRating": "aggregation",
-    "BiasPrecisionEM": "aggregation",
-    "CATD": "aggregation",
-    "check_ratings": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",
@@ -75,6 +70,10 @@ _LAZY = {
     # classifier-aided consensus, label and annotator quality, next votes
     "ConsensusClassifier": "consensus",
     "select_next_votes": "consensus",
+    # multi-label votes
+    "BinaryRelevance": "multilabel",
+    "MultiLabelDawidSkene": "multilabel",
+    "multilabel_votes_from_long": "multilabel",
 }
 
 __all__ = [
