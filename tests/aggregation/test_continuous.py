@@ -1,0 +1,235 @@
+"""Continuous-rating aggregators: MeanRating, MedianRating, BiasPrecisionEM, CATD (issue 27)."""
+
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skcrowd.aggregation import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
+
+ALL = [MeanRating, MedianRating, BiasPrecisionEM, CATD]
+
+_Y_IGNORED = (
+    "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
+    "score), so a y of the wrong length or with NaN/inf is not an error"
+)
+_EXPECTED = {
+    "check_regressors_train": _Y_IGNORED,
+    "check_supervised_y_2d": _Y_IGNORED,
+    "check_supervised_y_no_nan": _Y_IGNORED,
+}
+
+
+@parametrize_with_checks([cls() for cls in ALL], expected_failed_checks=lambda e: _EXPECTED)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+def simulate(seed, n_tasks=300, n_workers=12, p_missing=0.5, sds=None, biases=None):
+    """Truths N(50, 20), workers with a bias and a noise sd, half the ratings missing."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(50, 20, n_tasks)
+    sds = rng.choice([2.0, 5.0, 30.0], n_workers) if sds is None else np.asarray(sds)
+    biases = rng.normal(0, 5, n_workers) if biases is None else np.asarray(biases)
+    X = truth[:, None] + biases + rng.normal(size=(n_tasks, n_workers)) * sds
+    X[rng.random(X.shape) < p_missing] = np.nan
+    return X, truth, sds, biases
+
+
+# ---------------------------------------------------------------------------
+# hand-computed small cases
+# ---------------------------------------------------------------------------
+
+
+def test_mean_and_median_by_hand():
+    X = np.array([[1.0, 2.0, 6.0], [np.nan, 4.0, np.nan], [np.nan, np.nan, np.nan]])
+    mean = MeanRating().fit(X)
+    assert mean.default_rating_ == pytest.approx(13 / 4)
+    np.testing.assert_allclose(mean.predict(X), [3.0, 4.0, 13 / 4])
+    median = MedianRating().fit(X)
+    np.testing.assert_allclose(median.predict(X), [2.0, 4.0, 3.0])  # median of 1, 2, 4, 6
+
+
+def test_missing_value_marker_and_dataframe():
+    X = pd.DataFrame({"ann": [1.0, -1.0], "bob": [3.0, 5.0]})
+    model = MeanRating(missing_value=-1).fit(X)
+    np.testing.assert_allclose(model.predict(X), [2.0, 5.0])
+    assert model.feature_names_in_.tolist() == ["ann", "bob"]
+
+
+def test_bias_precision_em_by_hand():
+    # one task rated by two workers with fixed precisions 1 and 3, no biases, prior N(0, 1):
+    # posterior precision 1 + 1 + 3 = 5, mean (1 * 2 + 3 * 4) / 5 = 2.8
+    from skcrowd.aggregation._continuous import _task_posterior
+
+    params = (np.zeros(2), np.ones(2), np.array([1.0, 3.0]), 0.0, 1.0)
+    mean, var, log_lik = _task_posterior(np.array([0, 0]), np.array([0, 1]),
+                                         np.array([2.0, 4.0]), 1, params)
+    assert mean[0] == pytest.approx(2.8) and var[0] == pytest.approx(0.2)
+    # the marginal of (y1, y2) is N(0, [[1 + 1, 1], [1, 1 + 1/3]])
+    from scipy.stats import multivariate_normal
+
+    cov = np.array([[2.0, 1.0], [1.0, 4 / 3]])
+    assert log_lik[0] == pytest.approx(multivariate_normal(np.zeros(2), cov).logpdf([2.0, 4.0]))
+
+
+def test_catd_weights_by_hand():
+    # two workers on three tasks; one iteration from the medians (= means of two ratings):
+    X = np.array([[0.0, 2.0], [1.0, 1.0], [4.0, 2.0]])
+    from scipy.stats import chi2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = CATD(max_iter=1).fit(X)
+    # residuals to the medians [1, 1, 3]: worker 0: 1 + 0 + 1 = 2, worker 1: 1 + 0 + 1 = 2
+    np.testing.assert_allclose(model.weights_, chi2.ppf(0.025, 3) / 2)
+
+
+# ---------------------------------------------------------------------------
+# recovery of simulated truth
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_em_recovers_workers_and_beats_the_mean(seed):
+    X, truth, sds, biases = simulate(seed)
+    model = BiasPrecisionEM().fit(X)
+    assert model.converged_
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-10)
+    assert model.lower_bound_ == model.lower_bounds_[-1]
+    # biases up to the shared shift the crowd cannot see (the careless workers' biases have a
+    # standard error of about 30 / sqrt(150): compared on the others)
+    careful = sds < 30
+    assert np.corrcoef(model.biases_[careful], biases[careful])[0, 1] > 0.95
+    assert np.corrcoef(np.log(model.precisions_), -np.log(sds))[0, 1] > 0.85
+    mae = np.abs(model.predict(X) - truth).mean()
+    mean = np.abs(MeanRating().fit_predict(X) - truth).mean()
+    assert mae < 0.6 * mean
+    for other in (CATD(), CATD(leave_one_out=True), BiasPrecisionEM(bias=False),
+                  BiasPrecisionEM(scale=True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            assert np.abs(other.fit(X).predict(X) - truth).mean() < mean
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scale_model_recovers_slopes(seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(0, 1, 400)
+    slopes = np.array([1.0, 1.0, 0.5, 2.0, 0.05, 1.0])
+    X = truth[:, None] * slopes + rng.normal(size=(400, 6)) * 0.2
+    model = BiasPrecisionEM(scale=True).fit(X)
+    ratio = model.slopes_ / model.slopes_[0]
+    np.testing.assert_allclose(ratio, slopes, atol=0.1)
+    assert np.corrcoef(model.predict(X), truth)[0, 1] > 0.99
+
+
+def test_prior_pulls_sparse_workers_to_the_crowd():
+    # worker 0 rates one task, in agreement: without a prior its precision is huge
+    X, truth, _, _ = simulate(0, n_workers=8, p_missing=0.0, sds=[5.0] * 8, biases=[0] * 8)
+    X = np.column_stack([np.full(len(X), np.nan), X])
+    X[0, 0] = np.nanmean(X[0, 1:])
+    auto = BiasPrecisionEM().fit(X)
+    weak = BiasPrecisionEM(precision_prior=1e-3).fit(X)
+    assert auto.converged_ and auto.precision_prior_strength_ > 100  # the workers are alike
+    assert auto.precisions_[0] < 3 * np.median(auto.precisions_[1:])
+    assert weak.precisions_[0] > 100 * np.median(weak.precisions_[1:])
+
+
+def test_predict_on_new_tasks_uses_the_fitted_workers():
+    X, truth, _, _ = simulate(1, n_tasks=400)
+    model = BiasPrecisionEM().fit(X[:300])
+    # errors up to their common shift (the crowd's mean bias, which no model can see)
+    err = model.predict(X[300:]) - truth[300:]
+    mean = MeanRating().fit(X[:300]).predict(X[300:]) - truth[300:]
+    assert np.abs(err - err.mean()).mean() < 0.7 * np.abs(mean - mean.mean()).mean()
+    empty = np.full((1, X.shape[1]), np.nan)
+    prediction, std = model.predict(empty, return_std=True)
+    assert prediction[0] == model.prior_mean_
+    assert std[0] == pytest.approx(np.sqrt(model.prior_variance_))
+    assert model.score_samples(empty)[0] == pytest.approx(0.0)
+
+
+def test_convergence_warning():
+    X, _, _, _ = simulate(2)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        model = BiasPrecisionEM(max_iter=1).fit(X)
+    assert not model.converged_ and model.n_iter_ == 1
+
+
+def test_score_is_r2_against_gold_and_grid_search():
+    X, truth, _, _ = simulate(3)
+    model = BiasPrecisionEM().fit(X)
+    assert model.score(X, truth) > 0.9
+    search = GridSearchCV(make_pipeline(BiasPrecisionEM()),
+                          {"biasprecisionem__bias": [False, True]},
+                          cv=KFold(3, shuffle=True, random_state=0)).fit(X, truth)
+    assert search.best_params_ == {"biasprecisionem__bias": True}
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_deterministic_and_pickle(cls):
+    X, _, _, _ = simulate(4)
+    first = cls().fit(X)
+    again = pickle.loads(pickle.dumps(clone(cls()).fit(X)))
+    np.testing.assert_array_equal(first.predict(X), again.predict(X))
+    order = np.random.default_rng(0).permutation(len(X))
+    np.testing.assert_allclose(first.predict(X)[order], cls().fit(X[order]).predict(X[order]),
+                               rtol=1e-7, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_bad_input_messages_name_argument_row_and_worker(cls):
+    X = pd.DataFrame({"ann": [1.0, 2.0], "bob": ["3", "high"]})
+    with pytest.raises(ValueError, match=r"X row 1, worker 'bob' \(column 1\): 'high' is not a "
+                                         "number"):
+        cls().fit(X)
+    with pytest.raises(ValueError, match=r"X row 0, worker 2 \(column 2\): rating 11.0 is "
+                                         r"outside rating_range \(0, 10\)"):
+        cls(rating_range=(0, 10)).fit(np.array([[1.0, 2.0, 11.0]]))
+    with pytest.raises(ValueError, match="X holds no rating"):
+        cls().fit(np.full((2, 2), np.nan))
+    with pytest.raises(ValueError, match="not finite"):
+        cls().fit(np.array([[1.0, np.inf]]))
+    with pytest.raises(ValueError, match="rating_range must be a pair"):
+        cls(rating_range=(3, 1)).fit(np.ones((2, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # identical ratings: no noise
+        model = cls().fit(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="3 features"):
+        model.predict(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_a_long_table_is_refused_with_the_pivot_that_converts_it(cls):
+    long = pd.DataFrame({"task": ["a", "b", "a"], "worker": ["u", "u", "v"],
+                         "rating": [0.5, 0.7, 0.4]})
+    with pytest.raises(ValueError, match="long-format ratings") as info:
+        cls().fit(long)
+    (code,) = re.findall(r"`([^`]+)`", str(info.value))
+    assert code == "X = X.pivot(index='task', columns='worker', values='rating')"
+    scope = {"X": long}
+    exec(code, scope)
+    np.testing.assert_allclose(MeanRating().fit(scope["X"]).predict(scope["X"]), [0.45, 0.7])
+
+
+def test_check_ratings_rejects_non_2d():
+    with pytest.raises(ValueError, match="2-D ratings matrix"):
+        check_ratings([1.0, 2.0])
+    with pytest.raises(TypeError, match="row 0, worker 0"):
+        check_ratings(np.array([[{"a": 1}]], dtype=object))
