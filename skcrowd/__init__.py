@@ -28,6 +28,11 @@ _LAZY = {
     "OneCoinDawidSkene": "aggregation",
     "MACE": "aggregation",
     "AggregatorSelector": "aggregation",
+    "MeanRating": "aggregation",
+    "MedianRating": "aggregation",
+    "BiasPrecisionEM": "aggregation",
+    "CATD": "aggregation",
+    "check_ratings": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -70,6 +70,8 @@ def _crowds():
 
 
 def _aggregators(out):
+    from sklearn.base import is_regressor
+
     import skcrowd.aggregation as aggregation
     from skcrowd.aggregation import kernels
 
@@ -80,6 +82,8 @@ def _aggregators(out):
             votes = crowds[crowd_name]
             for model in aggregation.__all__:
                 estimator = getattr(aggregation, model)()
+                if is_regressor(estimator):
+                    continue  # rating aggregators: _rating_aggregators
                 if "random_state" in estimator.get_params():
                     estimator.set_params(random_state=0)
                 if model == "AggregatorSelector":  # every default candidate, one hold-out:
@@ -96,6 +100,25 @@ def _aggregators(out):
                     if hasattr(estimator, attr):
                         out[f"{key}/{attr}"] = np.asarray(getattr(estimator, attr), dtype=float)
     kernels.ENGINE = "numba"
+
+
+def _rating_aggregators(out):
+    """Aggregated ratings of every regressor of ``skcrowd.aggregation.__all__`` (issue 27)."""
+    from sklearn.base import is_regressor
+
+    import skcrowd.aggregation as aggregation
+
+    rng = np.random.RandomState(6)
+    ratings = rng.normal(50, 20, size=(500, 1)) + rng.normal(0, 5, size=20)
+    ratings = ratings + rng.normal(size=(500, 20)) * rng.choice([2.0, 5.0, 30.0], size=20)
+    ratings[rng.rand(500, 20) < 0.7] = np.nan
+    for model in aggregation.__all__:
+        estimator = getattr(aggregation, model)()
+        if not is_regressor(estimator):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[f"ratings/{model}"] = estimator.fit(ratings).predict(ratings)
 
 
 def _other_randomized(out):
@@ -136,6 +159,7 @@ def main(path):
     out = {}
     _simulations(out)
     _aggregators(out)
+    _rating_aggregators(out)
     _other_randomized(out)
     _net(out)
     np.savez(path, **out)

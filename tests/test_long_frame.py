@@ -51,6 +51,9 @@ _FACTORIES = {
 }
 
 
+# Aggregators of continuous ratings (issue 27): a long table of ratings is refused with the
+# pivot that converts it, not votes_from_long (class indices): tests/aggregation/test_continuous.py
+RATING_AGGREGATORS = {"MeanRating", "MedianRating", "BiasPrecisionEM", "CATD"}
 # Multi-label votes (a set of labels per row) convert with multilabel_votes_from_long; its
 # refusal is tested in tests/test_multilabel.py
 MULTILABEL_ESTIMATORS = {"BinaryRelevance", "MultiLabelDawidSkene"}
@@ -66,7 +69,7 @@ def _public_estimators():
             found[name] = None
             continue
         if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and (
-                name not in MULTILABEL_ESTIMATORS):
+                name not in RATING_AGGREGATORS | MULTILABEL_ESTIMATORS):
             found[name] = obj
     return found
 

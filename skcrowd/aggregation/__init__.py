@@ -14,6 +14,9 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
+- :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`:
+  continuous ratings (a float votes matrix) aggregated into one value per task, as
+  scikit-learn regressors (``score`` is R^2 against gold ratings).
 - :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
   aggregator to use on a crowd you do not know.
 
@@ -24,6 +27,7 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 """
 
 from ._bayesian_dawid_skene import BayesianDawidSkene
+from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
 from ._glad import GLAD
@@ -41,3 +45,5 @@ __all__ += ["OneCoinDawidSkene", "MACE"]  # EM / variational Bayes
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
 __all__ += ["BayesianDawidSkene", "EBCC"]
 __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
+# continuous ratings: regressors (registries of class aggregators skip them: is_regressor)
+__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD"]

@@ -206,6 +206,12 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
         ``target_test`` (3506 true ratings), ``task_ids``, ``worker_ids``,
         ``stats``, ``DESCR``.
 
+        ``snow2008_anger``, ``snow2008_disgust``, ``snow2008_fear``, ``snow2008_joy``,
+        ``snow2008_sadness``, ``snow2008_surprise``, ``snow2008_valence`` (regression, the
+        affect ratings of Snow et al. 2008): ``votes`` (float ratings ``(100, 38)``, 0-100,
+        valence -100..100, NaN where a worker did not rate a headline), ``target`` (the
+        experts' ratings), ``data`` (None), ``task_ids``, ``worker_ids``, ``stats``, ``DESCR``.
+
         ``conll2003_ner_mturk`` (sequence labelling; the release's ``val``
         documents as the training split, ``test`` as the test split; every
         sentence padded to 60 tokens): ``data`` and ``data_test`` (tokens,
@@ -304,8 +310,12 @@ def list_crowd_datasets():
     [807, 109, 4]
     >>> table.loc[~table["convertible"], "name"].tolist()
     ['metaphor_novelty_parde']
-    >>> table.loc[table["kind"] != "classification", ["name", "kind"]].values.tolist()
+    >>> table.loc[table["kind"] != "classification", ["name", "kind"]].values.tolist()[:2]
     [['movie_reviews_rodrigues', 'regression'], ['conll2003_ner_mturk', 'sequence']]
+    >>> affect = table.loc[table["kind"] == "regression", "name"].tolist()[1:]
+    >>> affect  # doctest: +NORMALIZE_WHITESPACE
+    ['snow2008_anger', 'snow2008_disgust', 'snow2008_fear', 'snow2008_joy', 'snow2008_sadness',
+     'snow2008_surprise', 'snow2008_valence']
     """
     try:
         import pandas as pd

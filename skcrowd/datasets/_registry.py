@@ -11,8 +11,9 @@ so that :func:`~skcrowd.datasets.list_crowd_datasets` works offline (a test
 converts the files again and compares); None where the converter has not
 been run on the real files yet.
 
-Two crowds are not classification crowds (``kind``): a regression crowd
-(``movie_reviews_rodrigues``) and a sequence-labelling crowd
+Some crowds are not classification crowds (``kind``): regression crowds
+(``movie_reviews_rodrigues`` and the seven affect ratings of the snow2008 archive,
+``snow2008_anger`` ... ``snow2008_valence``) and a sequence-labelling crowd
 (``conll2003_ner_mturk``). Their converters (``skcrowd.datasets._structured``)
 return the Bunch itself, converted in memory at each load: skcrowd's folder
 layout holds class votes only. One dataset of the table is pinned before
@@ -38,7 +39,8 @@ from ._converters import (
     convert_zheng,
 )
 from ._download import RemoteFile
-from ._structured import convert_conll2003_ner, convert_movie_reviews
+from ._structured import (SNOW2008_AFFECTS, convert_conll2003_ner, convert_movie_reviews,
+                          convert_snow2008_affect)
 
 __all__ = ["CrowdDataset", "Counts", "COUNTS", "DATASETS"]
 
@@ -332,6 +334,8 @@ COUNTS = {
     "snow2008_temp": Counts(462, 76, 2, 4620, 462, 0, 0.9361),
     "snow2008_wsd": Counts(177, 34, 3, 1770, 177, 0, 0.9944),
     "movie_reviews_rodrigues": Counts(1500, 135, None, 7440, 1500, 0, None),
+    **{f"snow2008_{emotion}": Counts(100, 38, None, 1000, 100, 0, None)
+       for emotion in SNOW2008_AFFECTS},
     "conll2003_ner_mturk": Counts(2997, 47, 9, 11545, 2997, 0, None),
 }
 
@@ -771,6 +775,23 @@ DATASETS = (
         ),
         features="the sentences' tokens; test 3256 sentences with gold tags",
     ),
+    # the affect ratings of the snow2008 archive (regression, issue 27)
+    *(CrowdDataset(
+        name=f"snow2008_{emotion}", source="snow2008", kind="regression",
+        convert=lambda paths, emotion=emotion: convert_snow2008_affect(
+            paths["all_collected_data.tgz"], emotion),
+        title=f"Affect ratings of news headlines: {emotion} "
+              f"({'-100..100' if emotion == 'valence' else '0-100'}; regression), Snow et al. "
+              "2008.",
+        description=(
+            "100 headlines of the SemEval-2007 affective text task, each rated by 10 Amazon "
+            "Mechanical Turk workers (38 workers in all), with the experts' rating as gold. "
+            "Loaded as votes, a float matrix (100, 38) of the ratings, NaN where a worker did "
+            "not rate a headline; target, the gold ratings. " + _SNOW_FORMAT.format(
+                member=f"{emotion}.standardized.tsv")
+        ),
+        reference=_SNOW2008,
+    ) for emotion in SNOW2008_AFFECTS),
     # pinned, no converter yet: an ordinal crowd
     CrowdDataset(
         name="metaphor_novelty_parde", source="metaphor_novelty_parde", convert=None,

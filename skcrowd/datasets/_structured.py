@@ -28,9 +28,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ._converters import _lines, read_text
+from ._converters import _column_indices, _lines, archive_member, csv_rows, read_text
 
-__all__ = ["convert_movie_reviews", "convert_conll2003_ner"]
+__all__ = ["convert_movie_reviews", "convert_conll2003_ner", "convert_snow2008_affect",
+           "SNOW2008_AFFECTS"]
 
 
 # ---------------------------------------------------------------------------
@@ -179,6 +180,96 @@ def convert_movie_reviews(paths):
         task_ids=np.arange(len(answers)), worker_ids=np.arange(answers.shape[1]),
         stats=stats, DESCR=descr,
     )
+
+
+# ---------------------------------------------------------------------------
+# snow2008 affect: one tab-separated file per emotion in the snow2008 archive, a row per rating
+# ---------------------------------------------------------------------------
+
+#: The affect ratings of Snow et al. 2008, in the archive's member names: 0-100 for the six
+#: emotions, -100..100 for valence.
+SNOW2008_AFFECTS = ("anger", "disgust", "fear", "joy", "sadness", "surprise", "valence")
+
+
+def _integer(value, where):
+    number = _float(value, where)
+    if number != int(number):
+        raise ValueError(f"{where}: {value!r} is not an integer rating.")
+    return number
+
+
+def convert_snow2008_affect(archive, emotion):
+    """Ratings and gold ratings of ``{emotion}.standardized.tsv`` in Snow et al.'s archive.
+
+    Parameters
+    ----------
+    archive : path-like
+        ``all_collected_data.tgz`` (read in memory).
+    emotion : str
+        One of :data:`SNOW2008_AFFECTS`.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``votes`` (float ratings ``(n_headlines, n_workers)``, NaN where a worker did not
+        rate a headline), ``target`` (the experts' rating of each headline), ``task_ids``
+        (the headlines' ``orig_id``, sorted as integers), ``worker_ids`` (sorted), ``stats``,
+        ``DESCR``. Tab-separated, header ``!amt_annotation_ids, !amt_worker_ids, orig_id,
+        response, gold``: one row per rating, the gold rating repeated on each row of its
+        headline; a headline whose rows disagree on the gold, a worker rating a headline twice
+        or a value that is not an integer raises (naming the line).
+    """
+    member = f"{emotion}.standardized.tsv"
+    text = archive_member(archive, member).decode("utf-8")
+    header, rows = csv_rows(None, delimiter="\t", text=text, name=member)
+    i_worker, i_task, i_response, i_gold = _column_indices(
+        header, ["!amt_worker_ids", "orig_id", "response", "gold"], member)
+    records = []
+    for line, fields in rows:
+        if len(fields) <= max(i_worker, i_task, i_response, i_gold):
+            raise ValueError(f"{member} line {line}: {len(fields)} fields, expected "
+                             f"{len(header)} ({', '.join(header)}).")
+        where = f"{member} line {line}"
+        records.append((line, int(_integer(fields[i_task], where + " orig_id")),
+                        fields[i_worker], _integer(fields[i_response], where + " response"),
+                        _integer(fields[i_gold], where + " gold")))
+    if not records:
+        raise ValueError(f"{member} holds no ratings.")
+    tasks = np.array(sorted({r[1] for r in records}))
+    workers = np.array(sorted({r[2] for r in records}), dtype=object)
+    task_index = {t: i for i, t in enumerate(tasks.tolist())}
+    worker_index = {w: j for j, w in enumerate(workers.tolist())}
+    votes = np.full((len(tasks), len(workers)), np.nan)
+    target = np.full(len(tasks), np.nan)
+    for line, task, worker, response, gold in records:
+        i, j = task_index[task], worker_index[worker]
+        if not np.isnan(votes[i, j]):
+            raise ValueError(f"{member} line {line}: worker {worker} rates headline {task} a "
+                             "second time.")
+        if not np.isnan(target[i]) and target[i] != gold:
+            raise ValueError(f"{member} line {line}: headline {task} has gold {gold:g} here "
+                             f"and {target[i]:g} on an earlier line.")
+        votes[i, j], target[i] = response, gold
+    observed = ~np.isnan(votes)
+    per_task, per_worker = observed.sum(axis=1), observed.sum(axis=0)
+    name = f"snow2008_{emotion}"
+    scale = "-100..100" if emotion == "valence" else "0-100"
+    stats = {
+        "name": name, "kind": "regression", "n_tasks": len(tasks), "n_workers": len(workers),
+        "n_answers": int(observed.sum()), "answers_per_task_min": int(per_task.min()),
+        "answers_per_task_max": int(per_task.max()),
+        "answers_per_worker_min": int(per_worker.min()),
+        "answers_per_worker_max": int(per_worker.max()), "scale": scale,
+    }
+    descr = (
+        f"{name}: {len(tasks)} news headlines rated for {emotion} ({scale}) by {len(workers)} "
+        f"workers, {stats['n_answers']} ratings ({stats['answers_per_task_min']}-"
+        f"{stats['answers_per_task_max']} per headline, {stats['answers_per_worker_min']}-"
+        f"{stats['answers_per_worker_max']} per worker), with the experts' rating of every "
+        "headline (target). Snow et al. 2008, from the SemEval-2007 affective text task."
+    )
+    return Bunch(votes=votes, target=target, data=None, task_ids=tasks, worker_ids=workers,
+                 stats=stats, DESCR=descr)
 
 
 # ---------------------------------------------------------------------------

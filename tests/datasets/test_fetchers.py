@@ -85,6 +85,9 @@ def test_every_pinned_file_of_sources_tsv_is_in_the_registry():
 NOT_CONVERTIBLE = ["metaphor_novelty_parde"]
 #: crowds whose answers are not one class per task and worker: loaded in memory, no folder
 NOT_CLASSIFICATION = {"movie_reviews_rodrigues": "regression", "conll2003_ner_mturk": "sequence"}
+AFFECTS = [f"snow2008_{e}" for e in ("anger", "disgust", "fear", "joy", "sadness", "surprise",
+                                     "valence")]
+NOT_CLASSIFICATION.update(dict.fromkeys(AFFECTS, "regression"))  # issue 27
 COUNT_COLUMNS = ["tasks", "workers", "classes", "votes", "gold", "duplicates", "mv_accuracy"]
 
 
@@ -115,7 +118,8 @@ def test_list_crowd_datasets():
     rows = table.set_index("name").loc[list(NOT_CLASSIFICATION), COUNT_COLUMNS]
     assert rows.isna().to_dict("index") == {
         "movie_reviews_rodrigues": {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS},
-        "conll2003_ner_mturk": {c: c == "mv_accuracy" for c in COUNT_COLUMNS}}
+        "conll2003_ner_mturk": {c: c == "mv_accuracy" for c in COUNT_COLUMNS},
+        **{name: {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS} for name in AFFECTS}}
     complete = len(table) - len(without_counts) - len(NOT_CLASSIFICATION)
     assert table[COUNT_COLUMNS].notna().all(axis=1).sum() == complete
 

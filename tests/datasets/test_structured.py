@@ -281,3 +281,65 @@ def test_conll_not_a_zip(tmp_path):
     (tmp_path / "task1.zip").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="task1.zip is not a readable zip archive"):
         convert_conll2003_ner({"task1.zip": tmp_path / "task1.zip"})
+
+
+# ---------------------------------------------------------------------------
+# snow2008 affect ratings (issue 27)
+# ---------------------------------------------------------------------------
+
+
+def test_snow2008_affect_values_read_off_the_files(shared_data):
+    from skcrowd.datasets._structured import SNOW2008_AFFECTS
+
+    for emotion in SNOW2008_AFFECTS:
+        ds = _real(shared_data, f"snow2008_{emotion}")
+        assert ds.votes.shape == (100, 38) and ds.target.shape == (100,)
+        assert (~np.isnan(ds.votes)).sum(axis=1).tolist() == [10] * 100
+        counts = COUNTS[f"snow2008_{emotion}"]
+        assert (counts.tasks, counts.workers, counts.votes) == (100, 38, 1000)
+        assert ds.stats["kind"] == "regression" and ds.data is None
+    # anger.standardized.tsv line 2: "... A1AVJRFM6L0RN8  594  25  37"
+    anger = _real(shared_data, "snow2008_anger")
+    i, j = list(anger.task_ids).index(594), list(anger.worker_ids).index("A1AVJRFM6L0RN8")
+    assert anger.votes[i, j] == 25 and anger.target[i] == 37
+    valence = _real(shared_data, "snow2008_valence")
+    assert valence.target[list(valence.task_ids).index(594)] == -66
+    assert np.nanmin(valence.votes) == -100 and np.nanmax(valence.votes) == 100
+
+
+def _affect_archive(tmp_path, text, member="anger.standardized.tsv"):
+    import io
+    import tarfile
+
+    path = tmp_path / "all_collected_data.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        data = text.encode("utf-8")
+        info = tarfile.TarInfo(f"all_collected_data/{member}")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+_AFFECT_HEADER = "!amt_annotation_ids\t!amt_worker_ids\torig_id\tresponse\tgold\n"
+
+
+def test_snow2008_affect_small_file_and_its_errors(tmp_path):
+    from skcrowd.datasets._structured import convert_snow2008_affect
+
+    good = _AFFECT_HEADER + "a1\tw2\t7\t10\t12\na2\tw1\t7\t20\t12\na3\tw1\t3\t0\t5\n"
+    ds = convert_snow2008_affect(_affect_archive(tmp_path, good), "anger")
+    np.testing.assert_array_equal(ds.task_ids, [3, 7])
+    assert ds.worker_ids.tolist() == ["w1", "w2"]
+    np.testing.assert_array_equal(ds.votes, [[0.0, np.nan], [20.0, 10.0]])
+    np.testing.assert_array_equal(ds.target, [5.0, 12.0])
+    bad = {
+        "line 3 response: 'x' is not a finite number": good.replace("\t20\t", "\tx\t"),
+        "line 3 response: '2.5' is not an integer rating": good.replace("\t20\t", "\t2.5\t"),
+        "line 3: headline 7 has gold 13 here and 12": good.replace("\t20\t12", "\t20\t13"),
+        "line 3: worker w2 rates headline 7 a second time": good.replace("\tw1\t7", "\tw2\t7"),
+    }
+    for i, (message, text) in enumerate(bad.items()):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        with pytest.raises(ValueError, match=message):
+            convert_snow2008_affect(_affect_archive(folder, text), "anger")
