@@ -61,8 +61,9 @@ iteration does not depend on the iteration, so ``s/iter`` stays comparable.
 
 ``--fresh-fit`` times the whole fit of :class:`skcrowd.aggregation.DawidSkene` (``tol=0,
 max_iter=iters``, default 10 here) as a user's first call in a new process: ``--repeats`` fresh
-processes (after one untimed process that leaves numba's cache of the kernels on disk, as a
-first install or ``pip install`` does), each importing ``skcrowd`` and ``skcrowd.aggregation``
+processes with numba's cache of the kernels on disk (warm: an untimed process fills a cache
+folder first, ``NUMBA_CACHE_DIR``) and ``--repeats`` with an empty one (cold: the first call
+after an install compiles the kernels), each importing ``skcrowd`` and ``skcrowd.aggregation``
 (timed), building the ``scipy.sparse.coo_array`` (not timed), then fitting once. The fit is cut
 into phases: ``set-up`` (validation, encoding, block layout), ``initial statistics`` (the first
 kernel call: numba's initialisation and loading of cached kernels, then the pass over the votes),
@@ -418,11 +419,11 @@ def fresh_crowdkit_child(args):
 # ---------------------------------------------------------------------------
 
 
-def _spawn(python, argv, timeout):
+def _spawn(python, argv, timeout, env=None):
     cmd = [python, str(Path(__file__).resolve()), *argv]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             env={**os.environ, "TQDM_DISABLE": "1"})
+                             env={**os.environ, "TQDM_DISABLE": "1", **(env or {})})
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout} s"}
     if out.returncode != 0:
@@ -484,15 +485,19 @@ def fresh_fit(args):
         np.savez(path, task=task, worker=worker, label=label, truth=truth,
                  n_workers=args.n_workers)
         common = ["--data", str(path), "--iters", str(args.iters)]
-        _spawn(sys.executable, ["--fresh-child", *common], args.timeout)  # numba's disk cache
-        plain, split, crowdkit = [], [], []
+        warm = {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cache-", dir=tmp)}
+        _spawn(sys.executable, ["--fresh-child", *common], args.timeout, warm)  # fills the cache
+        plain, split, crowdkit, cold = [], [], [], []
         for _ in range(args.repeats):
-            plain.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout))
+            # cold: a first call after install, numba's cache empty (a new folder each time)
+            cold.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout,
+                               {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-", dir=tmp)}))
+            plain.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout, warm))
             split.append(_spawn(sys.executable, ["--fresh-child", "--numba-init-first",
-                                                 *common], args.timeout))
+                                                 *common], args.timeout, warm))
             crowdkit.append(_spawn(args.competitor_python, ["--fresh-crowdkit-child", *common],
                                    args.timeout))
-    for runs in (plain, split, crowdkit):
+    for runs in (cold, plain, split, crowdkit):
         for r in runs:
             if "error" in r:
                 print(f"  failed run: {r['error']}")
@@ -500,23 +505,30 @@ def fresh_fit(args):
     phases = ["import skcrowd", "import skcrowd.aggregation", "set-up", "initial statistics",
               "iterations", "final step", "whole fit"]
     ck_fit = {c: _median(crowdkit, "whole fit", c) for c in ("wall", "cpu")}
-    header = (f"{'phase':<34} {'wall s':>8} {'cpu s':>8} {'share':>6} "
-              f"{'crowd-kit / skcrowd (wall, cpu)':>32}")
+    header = (f"{'phase':<34} {'cold wall':>9} {'cold cpu':>9} {'wall s':>8} {'cpu s':>8} "
+              f"{'share':>6} {'crowd-kit / skcrowd (wall, cpu)':>32}")
+    print("cold: numba's cache empty (first call after install); wall s, cpu s: warm (kernels "
+          "compiled in an earlier process); share and ratios: warm, and cold in brackets")
     print(header)
     print("-" * len(header))
 
-    def row(name, runs, phase, share=True):
+    def row(name, runs, phase, share=True, cold_runs=None):
         wall, cpu = _median(runs, phase, "wall"), _median(runs, phase, "cpu")
         if wall is None:
             return
         whole = _median(runs, "whole fit", "wall")
-        ratio = (f"{ck_fit['wall'] / wall:>16.1f} {ck_fit['cpu'] / cpu:>15.1f}"
-                 if ck_fit["wall"] and phase == "whole fit" and runs is not crowdkit else "")
-        print(f"{name:<34} {wall:>8.3f} {cpu:>8.3f} "
-              f"{(f'{wall / whole:.0%}' if share else ''):>6} {ratio}")
+        first = ((_median(cold_runs, phase, "wall"), _median(cold_runs, phase, "cpu"))
+                 if cold_runs else (None, None))
+        ratio = ""
+        if ck_fit["wall"] and phase == "whole fit" and runs is not crowdkit:
+            ratio = f"{ck_fit['wall'] / wall:>16.1f} {ck_fit['cpu'] / cpu:>15.1f}"
+            if first[0]:
+                ratio += f" ({ck_fit['wall'] / first[0]:.1f}, {ck_fit['cpu'] / first[1]:.1f})"
+        print(f"{name:<34} {_fmt(first[0], 9, '.3f')} {_fmt(first[1], 9, '.3f')} {wall:>8.3f} "
+              f"{cpu:>8.3f} {(f'{wall / whole:.0%}' if share else ''):>6} {ratio}")
 
     for phase in phases:
-        row(f"skcrowd {phase}", plain, phase, share="import" not in phase)
+        row(f"skcrowd {phase}", plain, phase, share="import" not in phase, cold_runs=cold)
     row("skcrowd, numba initialised first:", split, "numba init", share=False)
     for phase in phases[2:]:
         row(f"  {phase}", split, phase)
@@ -524,7 +536,7 @@ def fresh_fit(args):
     row("crowd-kit whole fit", crowdkit, "whole fit", share=False)
     print(f"iterations: {plain[0]['iters'] if plain else '-'} (skcrowd), {args.iters} "
           "(crowd-kit, tol=-inf); cpu: process time of all threads.")
-    return plain, split, crowdkit
+    return plain, split, crowdkit, cold
 
 
 def main(argv=None):

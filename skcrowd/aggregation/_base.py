@@ -44,7 +44,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import _fmt, check_known_labels, check_not_long_format, check_votes
-from .kernels import BlockLayout, naive_soft_labels, row_argmax, safe_log
+from .kernels import BlockLayout, fit_engine, naive_soft_labels, row_argmax, safe_log
 
 
 class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
@@ -662,7 +662,9 @@ class BaseEM(BaseAggregator):
             source, owned = self._votes_source(X, reset=not warm)
             try:
                 source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
-                return self._task_output(source, self._fit_source(source, warm, priors), X)
+                with fit_engine(source.n_votes):  # ENGINE="auto": one engine for the whole fit
+                    labels = self._fit_source(source, warm, priors)
+                return self._task_output(source, labels, X)
             finally:
                 if owned:
                     source.close()

@@ -7,8 +7,8 @@ from sklearn.utils._param_validation import Interval, Real, StrOptions
 
 from ._base import BaseEM, _vote_frequencies
 from ._priors import dirichlet_strength
-from .kernels import (ds_block_statistics, ds_cavity_counts, ds_e_step, ds_log_confusions,
-                      ds_vote_share_counts, ds_worker_counts, safe_log)
+from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
+                      ds_worker_counts, safe_log)
 
 
 class DawidSkene(BaseEM):
@@ -271,18 +271,14 @@ class DawidSkene(BaseEM):
         return params[1]
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
-        # the M-step needs the counts only: the posteriors are kept while an "auto" prior
-        # settles, for its leave-one-out counts
+        # the M-step needs the counts only; while an "auto" prior settles, the same pass
+        # counts the votes against their tasks' leave-one-out classes (ds_cavity_counts)
         adapting = self._adapting(params)
-        resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes)) if adapting else None
-        stats = ds_block_statistics(layout, *params[:2], resp=resp,
+        stats = ds_block_statistics(layout, *params[:2],
                                     worker_counts=None if out is None else out[0],
-                                    log_task_priors=log_task_priors)
-        if adapting:
-            evidence = ds_cavity_counts(layout, params[0], resp,
-                                        out=None if out is None else out[1])
-        else:
-            evidence = _no_counts(layout)
+                                    log_task_priors=log_task_priors, cavity=adapting,
+                                    cavity_counts=None if out is None else out[1])
+        evidence = stats.cavity_counts if adapting else _no_counts(layout)
         return (stats.worker_counts, stats.class_counts, evidence), stats.log_likelihood
 
     def _parameter_term(self, params):

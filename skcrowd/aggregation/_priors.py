@@ -149,28 +149,34 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     # The entries that depend on s: nonzero counts n (prior m) and the totals N of non-empty
     # rows (prior total M). The terms psi(s m) and psi(s M) take one value per cell of
     # ``shape``: they are computed once per cell, weighted by the cell's number of entries.
+    # Equal entries (the same cell of ``shape`` and the same count: hard counts repeat a
+    # few small integers) share their digamma and trigamma terms: each distinct pair is
+    # evaluated once, weighted by its multiplicity (at 1e6 votes of 1000 workers, 5 to 10
+    # times fewer evaluations per Newton step).
     nonzero = counts > 0
     _, row, col = np.nonzero(nonzero)
-    n = counts[nonzero]
-    m = shape[row, col]
-    cells = np.bincount(row * shape.shape[1] + col, minlength=shape.size)
+    cell = row * shape.shape[1] + col
+    cells = np.bincount(cell, minlength=shape.size)
     cell_m = shape.ravel()[cells > 0]
     cells = cells[cells > 0]
+    n_weight, n_cell, n = _distinct_pairs(cell, counts[nonzero])
+    m = shape.ravel()[n_cell]
     nonempty = totals > 0
-    N = totals[nonempty]
     M_rows = shape.sum(axis=-1)
-    M = M_rows[np.nonzero(nonempty)[1]]
+    N_weight, N_row, N = _distinct_pairs(np.nonzero(nonempty)[1], totals[nonempty])
+    M = M_rows[N_row]
     rows = nonempty.sum(axis=0)
     if n.size == 0:
         return float(bounds[1])
+    wm, wM = n_weight * m, N_weight * M
 
     def derivatives(t):
         """First and second derivatives of the evidence in t = log s."""
         s = np.exp(t)
-        g = (m @ digamma(s * m + n) - (cells * cell_m) @ digamma(s * cell_m)
-             - M @ digamma(s * M + N) + (rows * M_rows) @ digamma(s * M_rows))
-        dg = ((m * m) @ trigamma(s * m + n) - (cells * cell_m**2) @ trigamma(s * cell_m)
-              - (M * M) @ trigamma(s * M + N) + (rows * M_rows**2) @ trigamma(s * M_rows))
+        g = (wm @ digamma(s * m + n) - (cells * cell_m) @ digamma(s * cell_m)
+             - wM @ digamma(s * M + N) + (rows * M_rows) @ digamma(s * M_rows))
+        dg = ((wm * m) @ trigamma(s * m + n) - (cells * cell_m**2) @ trigamma(s * cell_m)
+              - (wM * M) @ trigamma(s * M + N) + (rows * M_rows**2) @ trigamma(s * M_rows))
         return s * g, s * g + s * s * dg
 
     flat = 1e-12 * N.sum()  # derivatives this small: no information at this strength
@@ -203,6 +209,18 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
         if abs(step) < _LOG_STEP_TOL:
             break
     return float(np.exp(t))
+
+
+def _distinct_pairs(key, value):
+    """The distinct ``(key, value)`` pairs, in increasing order: ``(multiplicity, key, value)``
+    (a stable sort: the same arrays on every machine)."""
+    order = np.lexsort((value, key))
+    key, value = key[order], value[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = (key[1:] != key[:-1]) | (value[1:] != value[:-1])
+    starts = np.flatnonzero(first)
+    weight = np.diff(np.append(starts, len(key))).astype(np.float64)
+    return weight, key[starts], value[starts]
 
 
 def trigamma(x):

@@ -58,11 +58,22 @@ Two engines compute the same numbers (to rounding, about 1e-12):
 - ``"numpy"``: vectorized numpy, ``np.bincount`` and scipy.sparse products.
 
 The package attribute ``ENGINE`` selects the engine of every model's kernels
-for later calls (it is ``"numba"`` when numba imports, else ``"numpy"``); the
-kernels read it at each call:
+for later calls; the kernels read it at each call:
+
+- ``"auto"`` (the default): numpy below ``AUTO_NUMBA_MIN_VOTES`` votes, numba
+  from there (numpy when numba does not import). An EM fit chooses once, by
+  its number of votes (:func:`fit_engine`), for every kernel it calls; a
+  kernel called on its own chooses by the votes of its block
+  (:func:`engine_for_votes`). numba compiles a kernel at its first call after
+  a fresh install (3.6 s for DawidSkene, 7.9 s for GLAD on this project's
+  machine), where a numpy fit of 1e4 votes takes 0.02-0.06 s: below the
+  threshold compiling does not pay for itself within a fit, and from there a
+  first fit compiles only where it does (measured by
+  ``benchmarks/first_fit.py``, see the benchmarks page);
+- ``"numba"``, ``"numpy"``: that engine for every call.
 
 >>> from skcrowd.aggregation import kernels
->>> kernels.ENGINE in ("numba", "numpy")
+>>> kernels.ENGINE in ("auto", "numba", "numpy")
 True
 
 Log-probabilities are floored at the log of the smallest positive float
@@ -75,7 +86,16 @@ editing ``_common.py``, delete the numba cache files (``*.nbi``, ``*.nbc``) of
 this package's ``__pycache__``.
 """
 
-from ._common import BlockLayout, naive_soft_labels, numba, row_argmax, safe_log
+from ._common import (
+    AUTO_NUMBA_MIN_VOTES,
+    BlockLayout,
+    engine_for_votes,
+    fit_engine,
+    naive_soft_labels,
+    row_argmax,
+    safe_log,
+)
+from ._common import numba  # noqa: F401 - kernels.numba: None where numba does not import
 from .dawid_skene import (
     DSBlockStatistics,
     ds_block_statistics,
@@ -110,10 +130,13 @@ from .one_coin import (
 )
 from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
-ENGINE = "numba" if numba is not None else "numpy"
+ENGINE = "auto"
 
 __all__ = [
     "ENGINE",
+    "AUTO_NUMBA_MIN_VOTES",
+    "engine_for_votes",
+    "fit_engine",
     "safe_log",
     "naive_soft_labels",
     "row_argmax",

@@ -1,9 +1,10 @@
 """Numerics shared by the kernels of every model.
 
 - the engine: :func:`_engine` reads the package's switch
-  (``skcrowd.aggregation.kernels.ENGINE``) at every call; ``numba`` is None
-  when it does not import, and :func:`_jit` compiles (and caches) a numba
-  kernel;
+  (``skcrowd.aggregation.kernels.ENGINE``) at every call and resolves
+  ``"auto"`` by the number of votes (:func:`engine_for_votes`, the fit's choice
+  set by :func:`fit_engine`); ``numba`` is None when it does not import, and
+  :func:`_jit` compiles (and caches) a numba kernel;
 - :class:`BlockLayout`: the index arrays of a block's votes, built once per
   fit, with work arrays kept between calls (:meth:`BlockLayout.scratch`) and
   chunks of whole tasks with equal vote counts
@@ -24,6 +25,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from functools import cached_property
 
 import numpy as np
@@ -44,17 +47,73 @@ _LN2_HIGH = 6.93147180369123816490e-01  # ln(2) = _LN2_HIGH + _LN2_LOW, the firs
 _LN2_LOW = 1.90821492927058770002e-10  # in 32 bits (Cody-Waite)
 
 
-def _engine():
-    """The engine of this call: the package's ``ENGINE``, read now (one switch for all models)."""
+# ENGINE="auto": numba from this many votes, numpy below. At fewer votes numba's compilation at
+# a fresh install (3.6 s for DawidSkene, 7.9 s for GLAD) costs more than a whole numpy fit takes,
+# and a numpy fit is well below a second; measured by benchmarks/first_fit.py (see
+# doc/benchmarks.rst, "First fits").
+AUTO_NUMBA_MIN_VOTES = 1_000_000
+_ENGINES = ("auto", "numba", "numpy")
+_FIT_ENGINE = contextvars.ContextVar("skcrowd_fit_engine", default=None)
+
+
+def _switch():
     from . import ENGINE
 
-    if ENGINE not in ("numba", "numpy"):
+    if ENGINE not in _ENGINES:
         raise ValueError(
-            f"skcrowd.aggregation.kernels.ENGINE must be 'numba' or 'numpy', got {ENGINE!r}."
+            "skcrowd.aggregation.kernels.ENGINE must be 'auto', 'numba' or 'numpy', got "
+            f"{ENGINE!r}."
         )
     if ENGINE == "numba" and numba is None:
         raise ImportError("ENGINE='numba' needs numba: pip install 'skcrowd[fast]'.")
     return ENGINE
+
+
+def engine_for_votes(n_votes):
+    """The engine that the package's ``ENGINE`` gives a fit of ``n_votes`` votes.
+
+    ``"numba"`` or ``"numpy"`` as set; ``"auto"`` (the default): ``"numba"`` from
+    ``AUTO_NUMBA_MIN_VOTES`` votes when numba imports, else ``"numpy"``. The choice depends on
+    the number of votes only, and both engines compute the same numbers (to rounding, about
+    1e-12), so a fit's result does not depend on which one ran.
+
+    Examples
+    --------
+    >>> from skcrowd.aggregation.kernels import engine_for_votes
+    >>> engine_for_votes(10_000)
+    'numpy'
+    """
+    engine = _switch()
+    if engine != "auto":
+        return engine
+    return "numba" if numba is not None and n_votes >= AUTO_NUMBA_MIN_VOTES else "numpy"
+
+
+@contextlib.contextmanager
+def fit_engine(n_votes):
+    """Within the block, the kernels of ``ENGINE="auto"`` run the engine of a fit of
+    ``n_votes`` votes (:func:`engine_for_votes`), whatever the size of each call (a block of
+    an out-of-core fit, a table of parameters): one engine for the whole fit."""
+    token = _FIT_ENGINE.set(engine_for_votes(n_votes))
+    try:
+        yield
+    finally:
+        _FIT_ENGINE.reset(token)
+
+
+def _engine(n_votes=None):
+    """The engine of this call: the package's ``ENGINE``, read now (one switch for all models).
+
+    ``"auto"`` gives the engine of the fit in progress (:func:`fit_engine`), else that of a
+    call on ``n_votes`` votes (:func:`engine_for_votes`; numpy for a call that does not say).
+    """
+    engine = _switch()
+    if engine != "auto":
+        return engine
+    chosen = _FIT_ENGINE.get()
+    if chosen is not None:
+        return chosen
+    return "numpy" if n_votes is None else engine_for_votes(n_votes)
 
 
 def _parallel(n):
@@ -260,7 +319,7 @@ def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
     K = len(empty_row)
     out = np.empty((n_tasks, K)) if out is None else out
     empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
-    if _engine() == "numba":
+    if _engine(task.shape[0]) == "numba":
         _naive_soft_labels_serial(task, label, empty_row, out)
         return out
     key = task.astype(np.int64)

@@ -29,7 +29,11 @@ order. Posteriors are normalized 64 tasks at a time, class-major
 faster on 1e6 votes than one task at a time). Loops index element by element
 with unsigned indices (no array views, no wrap-around of negative indices), 1.4
 times faster again. A fit's passes keep only the statistics, not the
-posteriors.
+posteriors. While ``DawidSkene(smoothing="auto")`` chooses its prior, the same
+pass also counts each vote against its task's leave-one-out class
+(:func:`ds_cavity_counts`, ``cavity=True`` of :func:`ds_block_statistics`),
+from the task's log-posterior as it is normalized: no second pass over the
+votes, no table of log-posteriors.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _n
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
 _CAVITY_CHUNK = 2**20  # floats of leave-one-out logits per chunk of votes (ds_cavity_counts)
 _CAVITY_TIE = 1e-9  # leave-one-out log-posteriors this close are a tie (ds_cavity_counts)
-_E_STEP, _FUSED, _COUNTS, _VOTE_SHARES = 0, 1, 2, 3  # what a numba DS pass computes (_ds_chunk)
+# what a numba DS pass computes (_ds_chunk)
+_E_STEP, _FUSED, _COUNTS, _VOTE_SHARES, _FUSED_CAVITY = 0, 1, 2, 3, 4
+_LOG_TINY = float(np.log(np.finfo(np.float64).tiny))  # safe_log's floor
 
 
 class DSBlockStatistics(NamedTuple):
@@ -59,6 +65,9 @@ class DSBlockStatistics(NamedTuple):
     """(K,): expected number of tasks of each true class."""
     log_likelihood: float
     """Sum over the block's tasks of ``log p(votes of task i)``."""
+    cavity_counts: np.ndarray | None = None
+    """(n_workers, K, K): the leave-one-out counts of :func:`ds_cavity_counts` under the same
+    parameters (None unless asked for with ``cavity=True``)."""
 
 
 def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task_priors=None):
@@ -109,7 +118,7 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
     task_ll = np.empty(layout.n_tasks)
     log_confusions_t = np.ascontiguousarray(log_confusions_t, dtype=np.float64)
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         _ds_pass(layout, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1, resp,
                  log_confusions_t, log_priors, task_ll)
         return resp, task_ll
@@ -150,7 +159,7 @@ def ds_worker_counts(layout, resp, *, out=None):
     """
     resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
     K, n_states = layout.n_classes, resp.shape[1]
-    if _engine() == "numpy":
+    if _engine(layout.n_votes) == "numpy":
         counts = (layout.indicator_t @ resp).reshape(layout.n_workers, K, n_states)
     elif _ds_n_chunks(layout, n_states):
         counts = _ds_pass(layout, _COUNTS, _ds_n_chunks(layout, n_states), resp)[0]
@@ -195,7 +204,7 @@ def ds_vote_share_counts(layout, empty_row):
     array([0.83333333, 1.16666667])
     """
     empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
-    n_chunks = _ds_n_chunks(layout) if _engine() == "numba" else 0
+    n_chunks = _ds_n_chunks(layout) if _engine(layout.n_votes) == "numba" else 0
     if n_chunks:
         counts, class_counts, _ = _ds_pass(layout, _VOTE_SHARES, n_chunks, None,
                                            log_priors=empty_row.reshape(1, -1))
@@ -247,27 +256,34 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
            [0. , 0. ]])
     """
     K = layout.n_classes
-    counts = np.zeros(layout.n_workers * K * K)
+    shape = (layout.n_workers, K, K)
+    # added straight into ``out`` (the running sums of an out-of-core pass): no crowd-sized
+    # table per block (800 MB at 1e6 workers and K=10)
+    into_out = (out is not None and out.shape == shape and out.dtype == np.float64
+                and out.flags.c_contiguous)
+    counts = out.reshape(-1) if into_out else np.zeros(layout.n_workers * K * K)
     log_resp = safe_log(resp)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         _ds_cavity_serial(layout.task, layout.cell, log_resp,
                           np.ascontiguousarray(log_confusions_t).reshape(-1, K), counts,
                           _CAVITY_TIE)
-        return _added_into(counts.reshape(layout.n_workers, K, K), out)
-    step = max(1, _CAVITY_CHUNK // K)
-    for start in range(0, layout.n_votes, step):
-        stop = min(start + step, layout.n_votes)
-        task, worker = layout.task[start:stop], layout.worker[start:stop]
-        label = layout.label[start:stop]
-        cavity = log_resp[task] - log_confusions_t[worker, label]
-        # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
-        # on rounding (the order of the sums), so neither do the counts
-        tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
-        share = tied / tied.sum(axis=1, keepdims=True)
-        cell = (worker.astype(np.int64) * K + label) * K
-        counts += np.bincount((cell[:, None] + np.arange(K)).ravel(), weights=share.ravel(),
-                              minlength=counts.size)
-    return _added_into(counts.reshape(layout.n_workers, K, K), out)
+    else:
+        step = max(1, _CAVITY_CHUNK // K)
+        for start in range(0, layout.n_votes, step):
+            stop = min(start + step, layout.n_votes)
+            task, worker = layout.task[start:stop], layout.worker[start:stop]
+            label = layout.label[start:stop]
+            cavity = log_resp[task] - log_confusions_t[worker, label]
+            # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
+            # on rounding (the order of the sums), so neither do the counts
+            tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
+            rows, classes = np.nonzero(tied)
+            share = 1.0 / tied.sum(axis=1)
+            cell = (worker.astype(np.int64) * K + label) * K
+            # vote by vote, as the numba pass adds them (bincount would build a table of the
+            # whole crowd per chunk of votes)
+            np.add.at(counts, cell[rows] + classes, share[rows])
+    return out if into_out else _added_into(counts.reshape(shape), out)
 
 
 def _added_into(counts, out):
@@ -324,12 +340,12 @@ def ds_log_confusions(worker_counts, pseudo_counts):
     return np.log(worker_counts, out=worker_counts)  # numpy's log is vectorized, numba's is not
 
 
-def _ds_n_chunks(layout, n_states=None):
+def _ds_n_chunks(layout, n_states=None, n_tables=1):
     """Chunks of the fused numba pass (:func:`._common._fused_chunks`; 0: sum the counts in
-    worker order instead): its count tables have a row of ``n_states`` floats (default ``K``)
-    per worker and label."""
+    worker order instead): its ``n_tables`` count tables have a row of ``n_states`` floats
+    (default ``K``) per worker and label."""
     K = layout.n_classes
-    return _fused_chunks(layout, layout.n_workers * K, 8 * (n_states or K))
+    return _fused_chunks(layout, layout.n_workers * K, 8 * (n_states or K) * n_tables)
 
 
 def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=None,
@@ -338,7 +354,8 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=Non
 
     ``mode`` and the arrays are those of ``_ds_chunk`` (``log_priors``: ``(1, S)`` or
     ``(n_tasks, S)``, see :func:`._common._log_priors`); returns ``(worker_counts,
-    class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``).
+    class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``),
+    and with ``_FUSED_CAVITY`` the leave-one-out counts ``(n_workers, K, K)`` fourth.
     The tables have ``S`` columns, the row length of ``log_priors`` (or of ``resp``; ``K``
     without either).
     """
@@ -354,19 +371,25 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=Non
         log_confusions_t = np.zeros((1, 1, S))
     if log_priors is None:
         log_priors = np.zeros((1, S))
+    cavity = (layout.scratch("ds_cavity", shape) if mode == _FUSED_CAVITY
+              else np.empty((n_chunks, 0, S)))
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
     kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, S), log_priors,
            np.empty((0, S)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
-           layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode)
+           layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode, cavity)
     if not counted:
         return None, None, float(log_liks.sum())
-    return (counts.sum(axis=0).reshape(layout.n_workers, K, S), class_counts.sum(axis=0),
-            float(log_liks.sum()))
+    result = (counts.sum(axis=0).reshape(layout.n_workers, K, S), class_counts.sum(axis=0),
+              float(log_liks.sum()))
+    if mode == _FUSED_CAVITY:
+        return (*result, cavity.sum(axis=0).reshape(layout.n_workers, K, S))
+    return result
 
 
 def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
-                        worker_counts=None, log_task_priors=None):
+                        worker_counts=None, log_task_priors=None, cavity=False,
+                        cavity_counts=None):
     """Dawid-Skene E-step of a block fused with its sufficient statistics.
 
     One call is everything an EM iteration needs from a block: the M-step
@@ -390,11 +413,17 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     log_task_priors : ndarray of shape (n_tasks, S), default=None
         Per-task log-priors that replace ``log_class_priors`` (see
         :func:`ds_e_step`); the statistics are those of the posteriors.
+    cavity : bool, default=False
+        Also count each vote against its task's leave-one-out class under the same parameters
+        (:func:`ds_cavity_counts` of the posteriors; ``S = K`` only): in the same numba pass,
+        without the posteriors.
+    cavity_counts : ndarray of shape (n_workers, K, K), default=None
+        With ``cavity``: counts to add the block's leave-one-out counts into.
 
     Returns
     -------
     DSBlockStatistics
-        ``(resp, worker_counts, class_counts, log_likelihood)``.
+        ``(resp, worker_counts, class_counts, log_likelihood, cavity_counts)``.
 
     Examples
     --------
@@ -411,27 +440,33 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     (array([1., 1.]), -1.7832)
     """
     n_states = len(log_class_priors)
-    n_chunks = _ds_n_chunks(layout, n_states) if _engine() == "numba" else 0
+    if cavity and n_states != layout.n_classes:
+        raise ValueError("cavity=True needs one state per class (S = K).")
+    n_chunks = (_ds_n_chunks(layout, n_states, 2 if cavity else 1)
+                if _engine(layout.n_votes) == "numba" else 0)
     if n_chunks:
-        counts, class_counts, log_lik = _ds_pass(
-            layout, _FUSED, n_chunks, None if resp is None else _out(resp, layout, n_states),
+        counts, class_counts, log_lik, *loo = _ds_pass(
+            layout, _FUSED_CAVITY if cavity else _FUSED, n_chunks,
+            None if resp is None else _out(resp, layout, n_states),
             np.ascontiguousarray(log_confusions_t, dtype=np.float64),
             _log_priors(layout, log_class_priors, log_task_priors),
         )
-        if worker_counts is None:
-            worker_counts = counts
-        else:
-            worker_counts += counts
+        worker_counts = _added_into(counts, worker_counts)
+        cavity_counts = _added_into(loo[0], cavity_counts) if cavity else None
     else:
         posteriors, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp,
                                         log_task_priors=log_task_priors)
         worker_counts = ds_worker_counts(layout, posteriors, out=worker_counts)
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
+        if cavity:
+            cavity_counts = ds_cavity_counts(layout, log_confusions_t, posteriors,
+                                             out=cavity_counts)
     return DSBlockStatistics(
         resp=resp,
         worker_counts=worker_counts,
         class_counts=class_counts,
         log_likelihood=log_lik,
+        cavity_counts=cavity_counts if cavity else None,
     )
 
 
@@ -445,12 +480,17 @@ if numba is not None:
 
     @_jit(parallel=False, fastmath={"contract"})
     def _ds_chunk(first, stop, indptr, cell, log_conf_t, log_prior, resp, task_ll, counts,
-                  class_counts, mode):
+                  class_counts, mode, cavity):
         """Tasks ``first..stop-1`` of a block, ``_SOFTMAX_BATCH`` at a time; by ``mode``:
 
         - ``_E_STEP``: their posteriors into ``resp`` and log-likelihoods into ``task_ll``;
         - ``_FUSED``: E-step, its posteriors added into ``counts`` and ``class_counts``
           (zeroed first) and also stored in ``resp`` when it has rows;
+        - ``_FUSED_CAVITY``: ``_FUSED``, and each vote counted in ``cavity`` (zeroed first,
+          the layout of ``counts``) against its task's leave-one-out class, as
+          :func:`ds_cavity_counts` does from the posteriors: the task's log-posterior,
+          floored at ``_LOG_TINY`` (``safe_log`` of the posterior), minus the vote's
+          log-probability, its classes within ``_CAVITY_TIE`` of the best sharing the vote;
         - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts;
         - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior[0]`` for a task
           without votes) added into the zeroed counts.
@@ -473,9 +513,14 @@ if numba is not None:
         logits = np.empty((K, B))
         top = np.empty(B)
         total = np.empty(B)
+        loo = mode == _FUSED_CAVITY
+        log_post = np.empty((B if loo else 0, K))
+        gap = np.empty(K)
         if mode != _E_STEP:
             counts[:] = 0.0
             class_counts[:] = 0.0
+        if loo:
+            cavity[:] = 0.0
         log_lik = 0.0
         for start in range(first, stop, B):
             n = min(B, stop - start)
@@ -499,10 +544,33 @@ if numba is not None:
                         c = np.uint64(cell[v])
                         for k in range(K):
                             rows[b, k] += log_conf_t[c, k]
+                if loo:
+                    for b in range(n):
+                        for k in range(K):
+                            log_post[b, k] = rows[b, k]
                 log_lik += _softmax_batch(rows, start, n, logits, top, total, resp, task_ll,
                                           mode == _E_STEP)
                 if mode == _E_STEP:
                     continue
+                if loo:
+                    for b in range(n):
+                        i = start + b
+                        log_norm = top[b] - np.log(total[b])  # total holds 1 / sum
+                        for k in range(K):
+                            log_post[b, k] = max(log_post[b, k] - log_norm, _LOG_TINY)
+                        for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                            c = np.uint64(cell[v])
+                            best = -np.inf
+                            for k in range(K):
+                                gap[k] = log_post[b, k] - log_conf_t[c, k]
+                                best = max(best, gap[k])
+                            n_tied = 0
+                            for k in range(K):
+                                if gap[k] >= best - _CAVITY_TIE:
+                                    n_tied += 1
+                            for k in range(K):
+                                if gap[k] >= best - _CAVITY_TIE:
+                                    cavity[c, k] += 1.0 / n_tied
             for b in range(n):
                 i = start + b
                 for k in range(K):
@@ -515,17 +583,19 @@ if numba is not None:
 
     @_jit(parallel=False)
     def _ds_chunks_serial(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
-                          class_counts, log_liks, mode):
+                          class_counts, log_liks, mode, cavity):
         for c in range(bounds.shape[0] - 1):
             log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
-                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode,
+                                    cavity[c])
 
     @_jit
     def _ds_chunks_parallel(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
-                            class_counts, log_liks, mode):
+                            class_counts, log_liks, mode, cavity):
         for c in prange(bounds.shape[0] - 1):
             log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
-                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode)
+                                    log_prior, resp, task_ll, counts[c], class_counts[c], mode,
+                                    cavity[c])
 
     @_jit
     def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts, zero):

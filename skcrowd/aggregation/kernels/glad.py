@@ -127,7 +127,7 @@ def glad_block_statistics(layout, abilities, log_betas, log_class_priors, *, pri
     log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     task_ll = np.empty(layout.n_tasks)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         m_step = _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale),
                                     log_priors, task_ll)
     else:
@@ -176,7 +176,7 @@ ndarray of shape (n_workers,)
     resp = np.ascontiguousarray(resp, dtype=np.float64)
     abilities = np.ascontiguousarray(abilities, dtype=np.float64)
     log_betas = np.ascontiguousarray(log_betas, dtype=np.float64)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         return _glad_m_step_numba(layout, resp, abilities, log_betas, float(prior_scale))
     inv_var = 1.0 / prior_scale**2
     q = resp[layout.task, layout.label]
@@ -390,7 +390,7 @@ def glad_task_difficulties(layout, abilities, log_class_priors, *, prior_scale=1
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
     log_betas = np.zeros(layout.n_tasks)
     task_ll = np.empty(layout.n_tasks)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         parallel = _parallel(layout.n_votes)
         kernel = _glad_difficulties_parallel if parallel else _glad_difficulties_serial
         kernel(layout.task_indptr, layout.worker, layout.label, abilities, log_priors,

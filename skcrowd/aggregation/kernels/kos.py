@@ -31,7 +31,7 @@ def kos_iteration(layout, sign, y, x):
     >>> kos_iteration(layout, sign, y, x)[0]  # worker 3 disagrees on both tasks
     array([ 0.33333333,  0.33333333,  0.33333333, -1.        ])
     """
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         driver = _kos_tasks_parallel if _parallel(layout.n_votes) else _kos_tasks_serial
         driver(layout.task_indptr, sign, y, x)
         messages = np.zeros(layout.n_workers)

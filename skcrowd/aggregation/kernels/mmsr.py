@@ -45,7 +45,7 @@ def worker_agreement(layout):
     (array([2., 1., 2., 1., 1., 1.]), array([1., 0., 1., 0., 0., 0.]))
     """
     T, W = layout.n_tasks, layout.n_workers
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         worker_indptr, _, worker_task, worker_label = layout.worker_order
         n_chunks = max(min(W, 16), 1)
         n_pairs = np.zeros(W, dtype=np.int64)

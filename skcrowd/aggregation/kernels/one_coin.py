@@ -131,7 +131,7 @@ def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=
     task_ll = np.empty(layout.n_tasks)
     log_other, log_ratio = _tables(layout, per_cell, log_other, log_ratio)
     log_priors = _log_priors(layout, log_class_priors, log_task_priors)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         _oc_pass(layout, per_cell, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1,
                  resp, log_other, log_ratio, log_priors, task_ll)
         return resp, task_ll
@@ -171,7 +171,7 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
     array([1.5, 0.9])
     """
     resp = np.require(resp, np.float64, ["C", "W"])  # the numba pass shares a writing kernel
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         return _oc_pass(layout, per_cell, _COUNTS, _oc_n_chunks(layout, per_cell), resp)[0]
     slot, n_slots = _slots(layout, per_cell)
     return np.bincount(slot, weights=resp[layout.task, layout.label], minlength=n_slots)
@@ -217,7 +217,7 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
     (array([1.4412, 0.5588]), -2.9114)
     """
     log_other, log_ratio = _tables(layout, per_cell, log_other, log_ratio)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         counts, class_counts, log_lik = _oc_pass(
             layout, per_cell, _FUSED, _oc_n_chunks(layout, per_cell),
             None if resp is None else _out(resp, layout), log_other, log_ratio,

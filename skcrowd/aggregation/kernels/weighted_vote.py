@@ -60,7 +60,7 @@ def weighted_vote_proba(layout, weights, empty_row, *, kind=SHARES):
     empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
     out = np.empty((layout.n_tasks, K))
     log_norm = np.empty(layout.n_tasks)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         driver = _vote_rows_parallel if _parallel(layout.n_votes) else _vote_rows_serial
         driver(layout.task_indptr, layout.worker, layout.label, weights, empty_row, out,
                log_norm, kind)
@@ -119,7 +119,7 @@ def agreement_credit(layout, weights):
     array([1.5, 1.5, 0. ])
     """
     weights = np.ascontiguousarray(weights, dtype=np.float64)
-    if _engine() == "numba":
+    if _engine(layout.n_votes) == "numba":
         credit = np.empty(layout.n_votes)
         K = layout.n_classes
         driver = _credit_parallel if _parallel(layout.n_votes) else _credit_serial

@@ -90,8 +90,9 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
     resp = rng.dirichlet(np.ones(4), size=votes.n_tasks)
     monkeypatch.setattr(kernels, "ENGINE", "numpy")
     expected = (*ds_block_statistics(layout, log_conf_t, log_priors,
-                                     resp=np.empty((votes.n_tasks, 4))),
-                ds_worker_counts(layout, resp))
+                                     resp=np.empty((votes.n_tasks, 4)))[:4],
+                ds_worker_counts(layout, resp),
+                *ds_block_statistics(layout, log_conf_t, log_priors, cavity=True)[1:])
     monkeypatch.setattr(kernels, "ENGINE", "numba")
     if path != "one chunk":  # as for a large block
         monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 0)
@@ -100,8 +101,12 @@ def test_numba_dawid_skene_paths_agree_with_numpy(path, monkeypatch):
         monkeypatch.setattr(_common, "_CACHE_BYTES", 1)
     n_chunks = dawid_skene._ds_n_chunks(layout)
     assert n_chunks == {"one chunk": 1, "chunks": 4, "worker order": 0}[path]
-    got = (*ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4))),
-           ds_worker_counts(layout, resp))
+    got = (*ds_block_statistics(layout, log_conf_t, log_priors,
+                                resp=np.empty((votes.n_tasks, 4)))[:4],
+           ds_worker_counts(layout, resp),
+           # the leave-one-out counts in the same pass (ds_cavity_counts of its posteriors)
+           *ds_block_statistics(layout, log_conf_t, log_priors, cavity=True)[1:])
+    assert len(got) == len(expected) == 9 and expected[-1].sum() == votes.n_votes
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     # the naive soft labels' statistics, computed on the fly, are those of the soft labels
@@ -168,7 +173,7 @@ def test_numba_paths_keep_known_tasks_exact(path, monkeypatch):
     log_task_priors[known, 2] = np.log(0.3)
     monkeypatch.setattr(kernels, "ENGINE", "numpy")
     expected = ds_block_statistics(layout, log_conf_t, np.zeros(4), resp=np.empty((600, 4)),
-                                   log_task_priors=log_task_priors)
+                                   log_task_priors=log_task_priors, cavity=True)
     monkeypatch.setattr(kernels, "ENGINE", "numba")
     if path != "one chunk":
         monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 0)
@@ -176,7 +181,7 @@ def test_numba_paths_keep_known_tasks_exact(path, monkeypatch):
         monkeypatch.setattr(_common, "_CHUNK_MEMORY", 1)
         monkeypatch.setattr(_common, "_CACHE_BYTES", 1)
     got = ds_block_statistics(layout, log_conf_t, np.zeros(4), resp=np.empty((600, 4)),
-                              log_task_priors=log_task_priors)
+                              log_task_priors=log_task_priors, cavity=True)
     np.testing.assert_array_equal(got.resp[known], np.eye(4)[np.full(known.sum(), 2)])
     for a, b in zip(got, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

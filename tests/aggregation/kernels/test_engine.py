@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from skcrowd.aggregation import GLAD, DawidSkene, WeightedDawidSkene, kernels
 from skcrowd.aggregation import MACE, OneCoinDawidSkene
@@ -68,6 +69,8 @@ def test_engines_agree_on_every_kernel(monkeypatch):
             row_argmax(np.round(resp, 1)),  # ties: the first largest entry
             *ds_vote_share_counts(layout, np.exp(log_priors)),
             ds_cavity_counts(layout, log_conf_t, resp),
+            *ds_block_statistics(layout, log_conf_t, log_priors, log_task_priors=log_task_priors,
+                                 cavity=True)[1:],
             *ds_block_statistics(layout, log_conf_t, log_priors, resp=np.empty((votes.n_tasks, 4)),
                                  log_task_priors=log_task_priors)[:3],
             *glad_block_statistics(layout, abilities, log_betas, log_priors,
@@ -166,13 +169,84 @@ def test_numpy_engine_is_used_when_numba_cannot_be_imported():
         "import numpy as np\n"
         "from skcrowd.aggregation import DawidSkene, GLAD, kernels\n"
         "votes = np.array([[0, 0, 1], [1, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1]] * 10)\n"
-        "print(kernels.ENGINE, DawidSkene().fit(votes).predict([[0, 1, 1]])[0],"
+        "print(kernels.ENGINE, kernels.engine_for_votes(10**12),"
+        " DawidSkene().fit(votes).predict([[0, 1, 1]])[0],"
         " GLAD().fit(votes).predict([[0, 1, 1]])[0])\n"
     )
     repo = Path(__file__).resolve().parents[3]
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          check=True)
-    assert out.stdout.split() == ["numpy", "0", "0"]
+    assert out.stdout.split() == ["auto", "numpy", "0", "0"]
+
+
+def test_auto_engine_chooses_by_the_number_of_votes(monkeypatch):
+    monkeypatch.setattr(kernels, "ENGINE", "auto")
+    threshold = kernels.AUTO_NUMBA_MIN_VOTES
+    assert kernels.engine_for_votes(threshold - 1) == "numpy"
+    assert kernels.engine_for_votes(threshold) == ("numpy" if kernels.numba is None else "numba")
+    for engine in ("numba", "numpy"):
+        if engine == "numba" and kernels.numba is None:
+            continue
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        assert kernels.engine_for_votes(0) == kernels.engine_for_votes(10**12) == engine
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_auto_engine_runs_one_engine_per_fit(monkeypatch):
+    """Inside a fit every kernel runs the fit's engine, whatever the size of its own call."""
+    from skcrowd.aggregation.kernels import _common
+
+    monkeypatch.setattr(kernels, "ENGINE", "auto")
+    assert _common._engine(10) == "numpy" and _common._engine() == "numpy"
+    with kernels.fit_engine(kernels.AUTO_NUMBA_MIN_VOTES):
+        assert _common._engine(10) == _common._engine() == "numba"
+        with kernels.fit_engine(10):
+            assert _common._engine(10**9) == "numpy"
+        assert _common._engine() == "numba"
+    assert _common._engine() == "numpy"
+    seen = []
+    numba_pass = kernels.dawid_skene._ds_chunks_serial
+
+    def spy(*args):
+        seen.append("numba")
+        return numba_pass(*args)
+
+    monkeypatch.setattr(kernels.dawid_skene, "_ds_chunks_serial", spy)
+    votes = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 1]] * 5)
+    DawidSkene(max_iter=3).fit(votes)
+    assert not seen  # 45 votes: numpy
+    monkeypatch.setattr(_common, "AUTO_NUMBA_MIN_VOTES", 45)
+    DawidSkene(max_iter=3).fit(votes)
+    assert seen  # numba's fused pass
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+@pytest.mark.parametrize("model", [DawidSkene(tol=0, max_iter=15), GLAD(tol=0, max_iter=10),
+                                   BayesianDawidSkene(tol=0, max_iter=15)],
+                         ids=lambda m: type(m).__name__)
+def test_auto_engine_fits_equal_those_of_both_engines(model, monkeypatch):
+    """A fit under ENGINE="auto" equals the numba and numpy fits on either side of the
+    threshold: which engine the number of votes picks does not change the result."""
+    from skcrowd.aggregation.kernels import _common
+
+    rng = np.random.default_rng(5)
+    votes = rng.integers(4, size=(150, 12))
+    votes[rng.random(votes.shape) < 0.5] = -1
+    n_votes = int((votes >= 0).sum())
+    fitted = {}
+    for engine, threshold in [("numba", None), ("numpy", None), ("auto", n_votes),
+                              ("auto", n_votes + 1)]:
+        monkeypatch.setattr(kernels, "ENGINE", engine)
+        if threshold is not None:
+            monkeypatch.setattr(_common, "AUTO_NUMBA_MIN_VOTES", threshold)
+        with pytest.warns(Warning):  # tol=0: ConvergenceWarning
+            m = clone(model).fit(votes)
+        fitted[engine, threshold] = (m.predict_proba(votes), np.array(m.lower_bounds_))
+    reference = fitted["numba", None]
+    for key, result in fitted.items():
+        for a, b in zip(result, reference):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=str(key))
 
 
 @pytest.mark.parametrize("kernel", ["ds_e_step", "glad_task_difficulties", "row_argmax"])
