@@ -29,7 +29,14 @@ Datasets (``--datasets``):
   tasks) and ``digits_common``, each with 30 annotators, 3 per task, one common asymmetric
   confusion of strength 0.5 and an individual asymmetric one of strength 0.5 per annotator,
   the common one used with probability ``omega_ri = sigmoid(3 u_r . v_i + logit(0.5))`` from
-  hidden unit embeddings of the instance and the annotator.
+  hidden unit embeddings of the instance and the annotator; ``audio_like``, a stand-in for
+  issue 24's audio crowd (``benchmarks/selfcrowd_sparse.py``: 700 training tasks, 124 features,
+  10 classes, 44 workers of mean accuracy 0.73 with one asymmetric confusion pattern, 4 votes per
+  task).
+
+``--settings fixed`` runs the nets with the constants used before the settings were chosen per
+fit (learning rate 1e-2 for the crowd layer, 1e-3 for the others, no weight decay): the same
+seeds, splits and epochs selection as the ``auto`` default otherwise.
 
 ``--data DIR`` (repeatable) adds any folder in the shared-data layout: ``votes.csv``,
 ``labels_test.npy`` and either ``features[_NAME]_{train,test}.npy`` (standardized on the
@@ -61,7 +68,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a checkout without installing
 DATA = REPO.parent / "shared" / "data"
 REAL = {"labelme": "labelme", "sentiment": "sentiment_polarity_rodrigues"}
-SIMULATED = ("digits", "breast_cancer", "wine", "synthetic", "digits_common")
+SIMULATED = ("digits", "breast_cancer", "wine", "synthetic", "digits_common", "audio_like")
 
 
 # -- datasets ----------------------------------------------------------------------------------
@@ -134,6 +141,11 @@ def simulated(name, seed):
 
     from skcrowd.datasets import make_confusion_matrix, simulate_annotators
 
+    if name == "audio_like":  # issue 24's stand-in (benchmarks/selfcrowd_sparse.py)
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from selfcrowd_sparse import simulated_crowd
+
+        return simulated_crowd(name, seed)
     rng = np.random.RandomState(seed)
     if name == "synthetic":
         K = 6
@@ -177,7 +189,7 @@ def load(name, seed, cache={}):
 # -- estimators --------------------------------------------------------------------------------
 
 
-def methods(selfcrowd=False, device="cpu"):
+def methods(selfcrowd=False, device="cpu", settings="auto"):
     """(name, factory(seed), fitted on gold labels?) of every compared estimator."""
     from skcrowd import AggregatedTargetClassifier, DawidSkene, MajorityVote, SelfCrowdClassifier
     from skcrowd.neural import (
@@ -188,13 +200,16 @@ def methods(selfcrowd=False, device="cpu"):
     )
 
     on = {"device": device}
+    if settings == "fixed":  # the constants before issue 24
+        on.update(lr=1e-3, weight_decay=0.0)
+    cl = {**on, "lr": 1e-2} if settings == "fixed" else on
     rows = [
         ("MV + net", lambda s: AggregatedTargetClassifier(
             PlainNetClassifier(random_state=s, **on), aggregator=MajorityVote(random_state=s)),
          False),
         ("DS + net", lambda s: AggregatedTargetClassifier(
             PlainNetClassifier(random_state=s, **on), aggregator=DawidSkene()), False),
-        ("CrowdLayer", lambda s: CrowdLayerClassifier(random_state=s, **on), False),
+        ("CrowdLayer", lambda s: CrowdLayerClassifier(random_state=s, **cl), False),
         ("CoNAL", lambda s: CoNALClassifier(random_state=s, **on), False),
         ("deep EM", lambda s: DeepEMClassifier(random_state=s, **on), False),
     ]
@@ -265,6 +280,8 @@ def main(argv=None):
     parser.add_argument("--selfcrowd", action="store_true", help="add Self-Crowd (slow)")
     parser.add_argument("--only", default=None, help="run the methods whose name contains this")
     parser.add_argument("--json", type=Path, default=None, help="write every score here")
+    parser.add_argument("--settings", choices=["auto", "fixed"], default="auto",
+                        help="auto: the nets' defaults; fixed: the constants before issue 24")
     parser.add_argument("--device", default="cpu",
                         help="torch device of the nets; with cuda, also checks that a "
                         "GPU-fitted net unpickles on a CPU")
@@ -288,7 +305,7 @@ def main(argv=None):
         print("| method | test accuracy | ECE | s/fit |")
         print("|---|---|---|---|")
         results[name] = {}
-        for method, factory, on_gold in methods(args.selfcrowd, args.device):
+        for method, factory, on_gold in methods(args.selfcrowd, args.device, args.settings):
             if (args.only and args.only not in method) or (on_gold and data["y_gold"] is None):
                 continue
             scores = []

@@ -131,8 +131,26 @@ SHARED_PARAMETERS_DOC = """
     optimizer : type of torch.optim.Optimizer, default=torch.optim.Adam
         Optimizer; ``optimizer=skcrowd.optim.SAM`` with
         ``optimizer__base_optimizer=...`` for sharpness-aware minimization.
-    lr : float, default=1e-3
-        Learning rate.
+    lr : float or "auto", default="auto"
+        Learning rate. ``"auto"`` chooses it at each ``fit`` among 1e-3,
+        3e-3 and 1e-2, with ``weight_decay``, on the held-out tasks' votes
+        (successive halving: every pair of candidates trains ``max_epochs //
+        3`` epochs, the best third trains to the end with ``patience``, the
+        best held-out score wins; ``lr_``, ``weight_decay_`` and
+        ``search_results_`` record it), as
+        :class:`~sklearn.linear_model.LogisticRegressionCV` chooses ``C``.
+        Without held-out tasks (``train_split=None``), on a warm start, or
+        above ``auto_max_tasks`` tasks, nothing is searched and ``"auto"`` is
+        a constant (fallback 1e-3). ``optimizer__lr`` overrides it.
+    weight_decay : float or "auto", default="auto"
+        L2 penalty of the optimizer (``weight_decay`` of Adam); ``"auto"``
+        chooses it among 0, 1e-4 and 1e-3 together with ``lr`` (fallback 0).
+        ``optimizer__weight_decay`` overrides it; an optimizer without a
+        ``weight_decay`` argument gets none.
+    auto_max_tasks : int or None, default=20000
+        Above this many tasks ``"auto"`` searches nothing and takes its
+        fallback values: the search costs about 5 fits (9 short runs, 3
+        full ones). None: no limit.
     max_epochs : int, default=50
         Most epochs of the first run (the selection run, when tasks are held
         out); the number of epochs when nothing is held out.
@@ -191,6 +209,20 @@ SHARED_PARAMETERS_DOC = """
 
 
 SHARED_ATTRIBUTES_DOC = """
+    lr_ : float
+        Learning rate of the fitted net (chosen when ``lr="auto"``).
+    weight_decay_ : float or None
+        Its weight decay (chosen when ``weight_decay="auto"``; None when the
+        optimizer takes none).
+    search_results_ : dict or None
+        The search of the ``"auto"`` settings, one entry per candidate, as
+        ``cv_results_``: ``lr``, ``weight_decay``, ``rung`` (0: short run
+        only; 1: trained to the end), ``epochs`` and ``best_epoch`` of its
+        last run, ``score`` (best held-out score of that run), ``score_short``
+        (after the short run), ``rank`` (1: chosen) and ``monitor`` (the
+        history key scored, ``"valid_loss"`` by default: lower is better).
+        None when nothing was searched. ``pandas.DataFrame`` takes it without
+        ``monitor``.
     best_epoch_ : int or None
         Epoch chosen on the held-out tasks' votes (its weights were kept, or
         the refit ran that many epochs); None when nothing was held out.
@@ -275,7 +307,9 @@ class CrowdNetMixin:
         "module": [None, callable],
         "criterion": [callable],
         "optimizer": [callable],
-        "lr": [Interval(Real, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "weight_decay": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "auto_max_tasks": [None, Interval(Integral, 0, None, closed="left")],
         "max_epochs": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "iterator_train": [callable],
@@ -357,11 +391,18 @@ class CrowdNetMixin:
                 "of answers (votes) per sample."
             )
 
-    @contextmanager
-    def _seeded(self):
-        """Seed torch (and the split) from ``random_state``, restoring the RNG state after."""
+    def _draw_seeds(self):
+        """``(torch seed, split seed)`` of one fit, drawn from ``random_state``."""
         rng = check_random_state(self.random_state)
-        torch_seed, split_seed = rng.randint(np.iinfo(np.int32).max, size=2)
+        return tuple(int(s) for s in rng.randint(np.iinfo(np.int32).max, size=2))
+
+    @contextmanager
+    def _seeded(self, seeds=None):
+        """Seed torch (and the split) from ``seeds`` (default: drawn from ``random_state``).
+
+        The torch RNG state is restored after.
+        """
+        torch_seed, split_seed = self._draw_seeds() if seeds is None else seeds
         self._split_seed_ = int(split_seed)
         device = torch.device(self.device) if self.device is not None else torch.device("cpu")
         devices = [device.index or 0] if device.type == "cuda" else []
@@ -370,34 +411,174 @@ class CrowdNetMixin:
             yield
 
     def _fit_targets(self, X, targets, **fit_params):
-        """(Re)initialize unless warm-starting, train, then refit on every task if asked.
+        """(Re)initialize unless warm-starting, choose the settings, train, then refit.
 
-        The first run trains on ``train_split``'s part of the tasks; when its
-        held-out votes chose an epoch and ``refit`` is true, the net is
-        re-initialized and trained on every task for that many epochs.
+        With ``lr`` or ``weight_decay`` set to ``"auto"`` and tasks held out,
+        the candidate settings are compared on the held-out votes first
+        (:meth:`_search_settings`). The selection run trains on
+        ``train_split``'s part of the tasks; when its held-out votes chose an
+        epoch and ``refit`` is true, the net is re-initialized and trained on
+        every task for that many epochs. Every run of one fit uses the same
+        seeds: the same split, initial weights and batch order.
         """
         warm = self.warm_start and self.initialized_
         self.interrupted_ = False
         if not warm:
             vars(self).pop("selection_history_", None)  # of an earlier fit
-        self._count_loaded_epochs = not warm
+        seeds = self._draw_seeds()
         try:
-            with self._seeded():
-                if not warm:
-                    self.initialize()
-                super().partial_fit(X, targets, **fit_params)
+            if not warm:
+                self._search_settings(X, targets, seeds, **fit_params)
+            if self.interrupted_:  # during the search: that run's net is kept
+                return self
+            self._count_loaded_epochs = not warm
+            if not getattr(self, "_search_kept_run", False):
+                with self._seeded(seeds):
+                    if not warm:
+                        self.initialize()
+                    super().partial_fit(X, targets, **fit_params)
             selection = dict(self.callbacks_).get("held_out_selection")
             self.best_epoch_ = getattr(selection, "best_epoch_", None)
             if self.refit and self.best_epoch_ is not None and not (warm or self.interrupted_):
-                self._refit(X, targets, self.best_epoch_, **fit_params)
+                self._refit(X, targets, self.best_epoch_, seeds, **fit_params)
         finally:
             self._count_loaded_epochs = False
+            self._search_kept_run = False
+            self._trial = None
         return self
 
-    def _refit(self, X, targets, n_epochs, **fit_params):
+    # -- settings chosen at fit ("auto") -----------------------------------------------
+
+    #: candidates of ``lr="auto"`` and ``weight_decay="auto"``
+    _lr_grid = (1e-3, 3e-3, 1e-2)
+    _weight_decay_grid = (0.0, 1e-4, 1e-3)
+    #: the values ``"auto"`` takes when nothing is searched
+    _auto_fallback = {"lr": 1e-3, "weight_decay": 0.0}
+
+    def _optimizer_takes_weight_decay(self):
+        try:
+            parameters = inspect.signature(self.optimizer).parameters
+        except (TypeError, ValueError):
+            return False
+        return "weight_decay" in parameters or any(
+            p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+    def _setting_grids(self):
+        """Candidate values of ``lr`` and ``weight_decay`` (one value: fixed)."""
+        own = self.get_params_for("optimizer")
+        grids = {}
+        for name, grid in (("lr", self._lr_grid), ("weight_decay", self._weight_decay_grid)):
+            value = getattr(self, name, None)
+            if name in own:  # optimizer__lr / optimizer__weight_decay win
+                grids[name] = (own[name],)
+            elif value is None or (name == "weight_decay"
+                                   and not self._optimizer_takes_weight_decay()):
+                grids[name] = (None,)
+            elif isinstance(value, str):  # "auto"
+                grids[name] = tuple(grid)
+            else:
+                grids[name] = (value,)
+        return grids
+
+    def _resolved_setting(self, name):
+        """The value of ``lr`` or ``weight_decay`` the optimizer gets now."""
+        trial = getattr(self, "_trial", None)
+        if trial is not None:
+            return trial[name]
+        value = getattr(self, name, None)
+        if not isinstance(value, str):
+            return value
+        if name + "_" in vars(self):  # chosen by this fit (None: no weight decay)
+            return vars(self)[name + "_"]
+        return self._auto_fallback[name]
+
+    def get_params_for_optimizer(self, prefix, named_parameters):
+        """skorch's optimizer arguments, with the chosen ``lr`` and ``weight_decay``."""
+        args, kwargs = super().get_params_for_optimizer(prefix, named_parameters)
+        if prefix == "optimizer":
+            own = self.get_params_for(prefix)
+            for name in ("lr", "weight_decay"):
+                value = self._resolved_setting(name)
+                if name not in own and value is not None:
+                    kwargs[name] = value
+        return args, kwargs
+
+    def _search_settings(self, X, targets, seeds, **fit_params):
+        """Choose ``lr_`` and ``weight_decay_`` on the held-out votes (successive halving).
+
+        Every candidate of the grids trains for ``max(1, max_epochs // 3)``
+        epochs on ``train_split``'s part of the tasks; the third with the best
+        held-out score (the ``held_out_selection`` callback's monitor, by
+        default ``valid_loss``) trains again for up to ``max_epochs`` epochs
+        with ``patience``, from the same start (the same seeds: it continues
+        the short run), and the best of these wins. Without held-out tasks,
+        with one candidate, or above ``auto_max_tasks`` tasks, nothing is
+        searched and ``"auto"`` takes its fallback value.
+        """
+        grids = self._setting_grids()
+        candidates = [(lr, wd) for lr in grids["lr"] for wd in grids["weight_decay"]]
+        self.lr_, self.weight_decay_ = (
+            values[0] if len(values) == 1 else self._auto_fallback[name]
+            for name, values in grids.items())
+        self.search_results_ = None
+        limit = getattr(self, "auto_max_tasks", None)
+        too_many = limit is not None and len(targets) > limit
+        if len(candidates) == 1 or too_many or not self.train_split:
+            return
+        n_kept = max(1, -(-len(candidates) // 3))
+        runs = {}  # (rung, candidate): (best score, epochs run, best epoch)
+        sign = 1.0
+        verbose, self.verbose = self.verbose, 0
+        try:
+            pool = candidates
+            for rung, budget in ((0, max(1, self.max_epochs // 3)), (1, None)):
+                if rung == 1:
+                    pool = sorted(candidates, key=lambda c: sign * runs[0, c][0])[:n_kept]
+                for candidate in pool:
+                    self._trial = dict(zip(("lr", "weight_decay"), candidate))
+                    with self._seeded(seeds):
+                        self.initialize()
+                        super().partial_fit(X, targets, epochs=budget, **fit_params)
+                    selection = dict(self.callbacks_).get("held_out_selection")
+                    if self.interrupted_:
+                        self.lr_, self.weight_decay_ = candidate
+                        self.best_epoch_ = getattr(selection, "best_epoch_", None)
+                        return
+                    if getattr(selection, "best_score_", None) is None:
+                        return  # nothing held out, or the selection turned off
+                    sign = 1.0 if selection.lower_is_better else -1.0
+                    runs[rung, candidate] = (
+                        selection.best_score_, len(self.history), selection.best_epoch_)
+                    if verbose:
+                        print(f"search: lr={candidate[0]}, weight_decay={candidate[1]}: "
+                              f"{len(self.history)} epochs, best held-out {selection.monitor} "
+                              f"{selection.best_score_:.4f} at epoch {selection.best_epoch_}")
+        finally:
+            self.verbose = verbose
+            self._trial = None
+        winner = min(pool, key=lambda c: sign * runs[1, c][0])
+        self.lr_, self.weight_decay_ = winner
+        # the last run is the winner's selection run: keep it rather than run it again
+        # (verbose: run it again, to print its table)
+        self._search_kept_run = winner == pool[-1] and not verbose
+        last = [(1 if (1, c) in runs else 0, c) for c in candidates]
+        order = sorted(last, key=lambda rc: (-rc[0], sign * runs[rc][0]))
+        self.search_results_ = {
+            "lr": np.array([c[0] for c in candidates], dtype=object),
+            "weight_decay": np.array([c[1] for c in candidates], dtype=object),
+            "rung": np.array([r for r, _ in last]),
+            "epochs": np.array([runs[rc][1] for rc in last]),
+            "best_epoch": np.array([runs[rc][2] for rc in last]),
+            "score": np.array([runs[rc][0] for rc in last]),
+            "score_short": np.array([runs[0, c][0] for c in candidates]),
+            "rank": np.array([order.index(rc) + 1 for rc in last]),
+            "monitor": selection.monitor,
+        }
+
+    def _refit(self, X, targets, n_epochs, seeds=None, **fit_params):
         """Train a fresh module on every task for ``n_epochs`` epochs (callbacks kept)."""
         self.selection_history_, self.history_ = self.history_, None
-        with self._seeded():
+        with self._seeded(seeds):
             # Not initialize(): it would reset the callbacks, and a LoadInitState would load
             # the checkpoint of the first run again. Quiet: skorch would print one
             # "Re-initializing" line per module.
@@ -631,7 +812,9 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         *,
         criterion=MaskedMultiCrossEntropy,
         optimizer=torch.optim.Adam,
-        lr=1e-3,
+        lr="auto",
+        weight_decay="auto",
+        auto_max_tasks=20000,
         max_epochs=50,
         batch_size=64,
         iterator_train__shuffle=True,
@@ -663,6 +846,8 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
             **kwargs,
         )
         self.iterator_train__shuffle = iterator_train__shuffle
+        self.weight_decay = weight_decay
+        self.auto_max_tasks = auto_max_tasks
         self.patience = patience
         self.refit = refit
         self.missing_label = missing_label

@@ -92,10 +92,12 @@ class CrowdLayerClassifier(CrowdNetClassifier):
         "crowd_layer": [StrOptions(set(CROWD_LAYERS))],
     }
 
-    def __init__(self, module=None, *, crowd_layer="MW", lr=1e-2, **kwargs):
-        # chosen leave-one-dataset-out for the crowd layer (benchmarks/deep_defaults.py);
-        # the other nets were not part of that study and keep 1e-3
-        super().__init__(module, lr=lr, **kwargs)
+    # lr="auto" without a search: 1e-2, chosen leave-one-dataset-out for the crowd layer
+    # (benchmarks/deep_defaults.py); the other nets fall back to 1e-3
+    _auto_fallback = {**CrowdNetClassifier._auto_fallback, "lr": 1e-2}
+
+    def __init__(self, module=None, *, crowd_layer="MW", **kwargs):
+        super().__init__(module, **kwargs)
         self.crowd_layer = crowd_layer
 
     def _make_noise_model(self):
@@ -109,7 +111,5 @@ class CrowdLayerClassifier(CrowdNetClassifier):
 
 CrowdLayerClassifier.__doc__ = CrowdLayerClassifier.__doc__.replace(
     "{shared}", SHARED_PARAMETERS_DOC.strip("\n").replace(
-        "lr : float, default=1e-3\n        Learning rate.",
-        "lr : float, default=1e-2\n        Learning rate, chosen leave-one-dataset-out (the other "
-        "nets keep 1e-3).")
+        "(fallback 1e-3)", "(fallback 1e-2, chosen leave-one-dataset-out)")
 ).replace("{shared_attributes}", SHARED_ATTRIBUTES_DOC.strip("\n"))
