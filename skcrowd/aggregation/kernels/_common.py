@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from functools import cached_property
 
 import numpy as np
@@ -57,7 +58,7 @@ _FIT_ENGINE = contextvars.ContextVar("skcrowd_fit_engine", default=None)
 
 
 def _switch():
-    from . import ENGINE
+    ENGINE = sys.modules[__package__].ENGINE  # the package's switch, read at every call
 
     if ENGINE not in _ENGINES:
         raise ValueError(

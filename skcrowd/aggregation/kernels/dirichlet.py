@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import digamma, gammaln, polygamma
+from scipy.special import digamma, gammaln, zeta
 
 from ._common import _MAX_CHUNKS, _engine, _jit, _parallel, numba
 
@@ -303,6 +303,9 @@ class _PolyaData:
         return value, cells[1] - rows[1], cells[2], -rows[2]
 
 
+_POLYGAMMA_FACTOR = {m: (-1.0) ** (m + 1) * math.gamma(m + 1.0) for m in (1, 2, 3)}
+
+
 def _difference_sums(index, shift, base, derivatives=False):
     """Per entry ``b`` of ``base``, sums over ``e`` with ``index[e] = b`` of ``f(base[b] +
     shift[e]) - f(base[b])`` for ``f = log Gamma``, and with ``derivatives`` also for ``f =
@@ -315,7 +318,10 @@ def _difference_sums(index, shift, base, derivatives=False):
     :func:`_gamma_differences`. The numba engine sums chunks of the entries in parallel
     (a fixed number of chunks, added in order: the same sums on any number of threads)."""
     n, n_sums = len(base), 3 if derivatives else 1
-    taylor = np.stack([digamma(base), *(polygamma(m, base) for m in (1, 2, 3))])
+    # polygamma(m, x) = (-1)^(m + 1) m! zeta(m + 1, x), the product scipy's polygamma computes
+    # (its wrapper also computes a digamma it discards: a third of a small fit's M-step)
+    taylor = np.stack([digamma(base), *(_POLYGAMMA_FACTOR[m] * zeta(m + 1, base)
+                                        for m in (1, 2, 3))])
     if _engine() == "numba":
         n_chunks = _MAX_CHUNKS if _parallel(len(index)) else 1
         out = np.zeros((n_chunks, n_sums, n))
@@ -376,15 +382,19 @@ def _gamma_differences(x, h, derivatives=False):
     psi += log_ratio
     inverse, step, ratio = 1.0 / x, -h / (x + h), x / (x + h)
     inverse_power, ratio_power, geometric = np.ones_like(x), np.ones_like(x), np.zeros_like(x)
-    for p in range(1, _POWERS + 1):
-        geometric += ratio_power
+    difference, term = np.empty_like(x), np.empty_like(x)
+    series = [(lgamma, _LGAMMA), *([(psi, _DIGAMMA), (trigamma, _TRIGAMMA)] if derivatives
+                                   else [])]
+    for p in range(1, _POWERS + 1):  # in place, and no term of a zero coefficient (adding
+        geometric += ratio_power      # 0 * difference changes nothing): the same numbers
         ratio_power *= ratio
         inverse_power *= inverse
-        difference = inverse_power * step * geometric  # (x + h)^-p - x^-p
-        lgamma += _LGAMMA[p] * difference
-        if derivatives:
-            psi += _DIGAMMA[p] * difference
-            trigamma += _TRIGAMMA[p] * difference
+        np.multiply(inverse_power, step, out=difference)
+        difference *= geometric  # (x + h)^-p - x^-p
+        for total, coefficients in series:
+            if coefficients[p] != 0.0:
+                np.multiply(coefficients[p], difference, out=term)
+                total += term
     return (lgamma, psi, trigamma) if derivatives else (lgamma,)
 
 
