@@ -33,6 +33,7 @@ _LAZY = {
     "BiasPrecisionEM": "aggregation",
     "CATD": "aggregation",
     "check_ratings": "aggregation",
+    "OrdinalDawidSkene": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -17,6 +17,8 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`:
   continuous ratings (a float votes matrix) aggregated into one value per task, as
   scikit-learn regressors (``score`` is R^2 against gold ratings).
+- :class:`OrdinalDawidSkene`: ordinal grades; Dawid-Skene with each worker's confusion matrix
+  drawn towards a latent-score model (a bias and a noise per worker).
 - :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
   aggregator to use on a crowd you do not know.
 
@@ -35,6 +37,7 @@ from ._kos import KOS
 from ._mace import MACE
 from ._majority import MajorityVote
 from ._mmsr import MMSR
+from ._ordinal import OrdinalDawidSkene
 from ._one_coin import OneCoinDawidSkene
 from ._selection import AggregatorSelector
 from ._wawa import Wawa
@@ -47,3 +50,4 @@ __all__ += ["BayesianDawidSkene", "EBCC"]
 __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
 # continuous ratings: regressors (registries of class aggregators skip them: is_regressor)
 __all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD"]
+__all__ += ["OrdinalDawidSkene"]  # ordinal grades (issue 27)

@@ -212,6 +212,11 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
         valence -100..100, NaN where a worker did not rate a headline), ``target`` (the
         experts' ratings), ``data`` (None), ``task_ids``, ``worker_ids``, ``stats``, ``DESCR``.
 
+        ``metaphor_novelty_parde`` (ordinal): ``votes`` (grade indices ``(1938, 231)``, -1
+        where a worker did not score an item; the grades 0-3 are ``class_names`` in order),
+        ``target`` (the expert's grades), ``target_mask``, ``data`` (None), ``task_ids``,
+        ``worker_ids``, ``stats``, ``DESCR``.
+
         ``conll2003_ner_mturk`` (sequence labelling; the release's ``val``
         documents as the training split, ``test`` as the test split; every
         sentence padded to 60 tokens): ``data`` and ``data_test`` (tokens,
@@ -309,7 +314,9 @@ def list_crowd_datasets():
     >>> table.set_index("name").loc["zhang2014_dog", ["tasks", "workers", "classes"]].tolist()
     [807, 109, 4]
     >>> table.loc[~table["convertible"], "name"].tolist()
-    ['metaphor_novelty_parde']
+    []
+    >>> table.set_index("name").loc["metaphor_novelty_parde", ["classes", "votes"]].tolist()
+    [4, 11598]
     >>> table.loc[table["kind"] != "classification", ["name", "kind"]].values.tolist()[:2]
     [['movie_reviews_rodrigues', 'regression'], ['conll2003_ner_mturk', 'sequence']]
     >>> affect = table.loc[table["kind"] == "regression", "name"].tolist()[1:]

@@ -14,13 +14,14 @@ been run on the real files yet.
 Some crowds are not classification crowds (``kind``): regression crowds
 (``movie_reviews_rodrigues`` and the seven affect ratings of the snow2008 archive,
 ``snow2008_anger`` ... ``snow2008_valence``) and a sequence-labelling crowd
-(``conll2003_ner_mturk``). Their converters (``skcrowd.datasets._structured``)
-return the Bunch itself, converted in memory at each load: skcrowd's folder
-layout holds class votes only. One dataset of the table is pinned before
-skcrowd can convert it (an ordinal crowd): its :class:`CrowdDataset` has
-``convert=None``, so its files are listed, sized and checked like the others,
-and :func:`~skcrowd.datasets.fetch_crowd_dataset` says that its converter is
-not written yet.
+(``conll2003_ner_mturk``), and an ordinal crowd (``metaphor_novelty_parde``:
+grades 0-3, votes as class indices whose order is the grades'). Their converters
+(``skcrowd.datasets._structured``) return the Bunch itself, converted in memory
+at each load: skcrowd's folder layout holds nominal class votes only. A dataset
+pinned before skcrowd can convert it has ``convert=None``: its files are
+listed, sized and checked like the others, and
+:func:`~skcrowd.datasets.fetch_crowd_dataset` says that its converter is not
+written yet (none at present).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ from ._converters import (
     convert_zheng,
 )
 from ._download import RemoteFile
-from ._structured import (SNOW2008_AFFECTS, convert_conll2003_ner, convert_movie_reviews,
-                          convert_snow2008_affect)
+from ._structured import (SNOW2008_AFFECTS, convert_conll2003_ner, convert_metaphor_novelty,
+                          convert_movie_reviews, convert_snow2008_affect)
 
 __all__ = ["CrowdDataset", "Counts", "COUNTS", "DATASETS"]
 
@@ -277,7 +278,7 @@ _SOURCES = {
              "bee337089cd5ee776f475b50aef7fd670155909c02d0cd360db602ec9e82e10d"),
         ),
     ),
-    # pinned, no converter yet (convert=None below)
+    # an ordinal crowd (kind="ordinal" below)
     "metaphor_novelty_parde": (
         "natalieparde/label-aggregation", "feature_extraction/sample_input/", (
             ("anonymized_combined_hits_1-100.csv", 482760,
@@ -336,6 +337,7 @@ COUNTS = {
     "movie_reviews_rodrigues": Counts(1500, 135, None, 7440, 1500, 0, None),
     **{f"snow2008_{emotion}": Counts(100, 38, None, 1000, 100, 0, None)
        for emotion in SNOW2008_AFFECTS},
+    "metaphor_novelty_parde": Counts(1938, 231, 4, 11598, 1938, 0, 0.5191),
     "conll2003_ner_mturk": Counts(2997, 47, 9, 11545, 2997, 0, None),
 }
 
@@ -792,16 +794,19 @@ DATASETS = (
         ),
         reference=_SNOW2008,
     ) for emotion in SNOW2008_AFFECTS),
-    # pinned, no converter yet: an ordinal crowd
+    # an ordinal crowd (issue 27)
     CrowdDataset(
-        name="metaphor_novelty_parde", source="metaphor_novelty_parde", convert=None,
+        name="metaphor_novelty_parde", source="metaphor_novelty_parde",
+        convert=convert_metaphor_novelty, kind="ordinal",
         title="Metaphor novelty of word pairs (ordinal: scores 0-3), crowd scores from Amazon "
               "Mechanical Turk, with an expert's scores as gold.",
         description=(
             "anonymized_combined_hits_1-100.csv: a Mechanical Turk results file, one row per "
             "assignment ('HITId,AssignmentId,WorkerId,...'); each 'Answer.*' cell holds "
             "'<itemId> <score>', so one row carries several votes. "
-            "expert_combined_hits_1-100.csv: the same layout, one expert's scores (the gold)."
+            "expert_combined_hits_1-100.csv: the same layout, one expert's scores (the gold). "
+            "Loaded as votes, grade indices (1938, 231), -1 where a worker did not score an "
+            "item; target, the expert's grades; class_names [0, 1, 2, 3] in order."
         ),
         reference=(
             "N. Parde and R. D. Nielsen. \"Finding patterns in noisy crowds: regression-based "

@@ -31,7 +31,7 @@ from sklearn.utils import Bunch
 from ._converters import _column_indices, _lines, archive_member, csv_rows, read_text
 
 __all__ = ["convert_movie_reviews", "convert_conll2003_ner", "convert_snow2008_affect",
-           "SNOW2008_AFFECTS"]
+           "SNOW2008_AFFECTS", "convert_metaphor_novelty"]
 
 
 # ---------------------------------------------------------------------------
@@ -270,6 +270,123 @@ def convert_snow2008_affect(archive, emotion):
     )
     return Bunch(votes=votes, target=target, data=None, task_ids=tasks, worker_ids=workers,
                  stats=stats, DESCR=descr)
+
+
+# ---------------------------------------------------------------------------
+# metaphor_novelty_parde: MTurk results files, each Answer.* cell "<item> <score>"
+# ---------------------------------------------------------------------------
+
+#: The novelty grades of Parde and Nielsen 2017, in order.
+METAPHOR_GRADES = (0, 1, 2, 3)
+
+
+def _mturk_scores(path):
+    """``[(line, item, worker, score)]`` of the ``Answer.<n>metaphorNovelty<m>`` cells."""
+    import re
+
+    name = Path(path).name
+    header, rows = csv_rows(path, name=name)
+    (i_worker,) = _column_indices(header, ["WorkerId"], name)
+    answers = [i for i, c in enumerate(header) if re.fullmatch(r"Answer\.\d+metaphorNovelty\d+", c)]
+    if not answers:
+        raise ValueError(f"{name} has no Answer.<n>metaphorNovelty<m> column: is it a results "
+                         "file of Parde and Nielsen's metaphor novelty HITs?")
+    out = []
+    for line, fields in rows:
+        if fields[:len(header)] == header:  # the header repeated inside concatenated files
+            continue
+        for i in answers:
+            cell = fields[i] if i < len(fields) else ""
+            if not cell:
+                continue
+            item, _, score = cell.rpartition(" ")
+            if not item or score not in {str(g) for g in METAPHOR_GRADES}:
+                raise ValueError(f"{name} line {line} column {header[i]}: expected '<item> "
+                                 f"<score>' with a score in 0-3, got {cell!r}.")
+            out.append((line, item, fields[i_worker], int(score)))
+    if not out:
+        raise ValueError(f"{name} holds no scores.")
+    return out
+
+
+def _sorted_ids(ids):
+    ids = sorted(set(ids))
+    if all(i.isdigit() for i in ids):
+        ids = sorted(ids, key=int)
+    return ids
+
+
+def convert_metaphor_novelty(paths):
+    """Novelty scores 0-3 of word pairs by MTurk workers, and an expert's scores (the gold).
+
+    Parameters
+    ----------
+    paths : dict
+        Local path of ``anonymized_combined_hits_1-100.csv`` (the crowd) and
+        ``expert_combined_hits_1-100.csv`` (the expert), by name. Both are Mechanical Turk
+        results files, one row per assignment (``HITId, AssignmentId, WorkerId, ...``), each
+        ``Answer.<n>metaphorNovelty<m>`` cell ``"<item> <score>"`` (several items a row; empty
+        cells skipped; the header repeated inside a file is skipped).
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``votes`` (grade indices 0-3, ``(n_items, n_workers)``, -1 where a worker did not score
+        an item), ``target`` (the expert's grade, -1 where none), ``target_mask``,
+        ``class_names`` (``[0, 1, 2, 3]``, in order), ``data`` (None), ``task_ids`` (item ids,
+        sorted), ``worker_ids``, ``stats``, ``DESCR``. A worker scoring an item twice, or the
+        expert scoring it twice differently, raises (naming the file and line).
+    """
+    crowd_name, expert_name = "anonymized_combined_hits_1-100.csv", "expert_combined_hits_1-100.csv"
+    crowd = _mturk_scores(paths[crowd_name])
+    expert = _mturk_scores(paths[expert_name])
+    tasks = _sorted_ids(item for _, item, _, _ in crowd)
+    workers = _sorted_ids(worker for _, _, worker, _ in crowd)
+    task_index = {t: i for i, t in enumerate(tasks)}
+    worker_index = {w: j for j, w in enumerate(workers)}
+    votes = np.full((len(tasks), len(workers)), -1, dtype=np.int64)
+    for line, item, worker, score in crowd:
+        i, j = task_index[item], worker_index[worker]
+        if votes[i, j] >= 0:
+            raise ValueError(f"{crowd_name} line {line}: worker {worker} scores item {item} a "
+                             "second time.")
+        votes[i, j] = score
+    target = np.full(len(tasks), -1, dtype=np.int64)
+    unknown = 0
+    for line, item, _, score in expert:
+        if item not in task_index:
+            unknown += 1
+            continue
+        i = task_index[item]
+        if target[i] >= 0 and target[i] != score:
+            raise ValueError(f"{expert_name} line {line}: item {item} has expert score {score} "
+                             f"here and {target[i]} on an earlier line.")
+        target[i] = score
+    observed = votes >= 0
+    per_task, per_worker = observed.sum(axis=1), observed.sum(axis=0)
+    gold = target >= 0
+    stats = {
+        "name": "metaphor_novelty_parde", "kind": "ordinal", "n_tasks": len(tasks),
+        "n_workers": len(workers), "n_classes": len(METAPHOR_GRADES),
+        "n_votes": int(observed.sum()), "n_gold": int(gold.sum()),
+        "votes_per_task_min": int(per_task.min()), "votes_per_task_max": int(per_task.max()),
+        "votes_per_worker_min": int(per_worker.min()),
+        "votes_per_worker_max": int(per_worker.max()),
+        "vote_class_counts": np.bincount(votes[observed], minlength=4).tolist(),
+        "gold_class_counts": np.bincount(target[gold], minlength=4).tolist(),
+        "expert_items_without_votes": unknown,
+    }
+    descr = (
+        f"metaphor_novelty_parde: {len(tasks)} word pairs scored for metaphor novelty (0-3, "
+        f"ordinal) by {len(workers)} workers, {stats['n_votes']} scores "
+        f"({stats['votes_per_task_min']}-{stats['votes_per_task_max']} per item); the expert's "
+        f"score of {stats['n_gold']} items (target; grades {stats['gold_class_counts']} of 0, 1, "
+        f"2, 3 against the crowd's {stats['vote_class_counts']})."
+    )
+    return Bunch(votes=votes, target=target, target_mask=gold,
+                 class_names=np.array(METAPHOR_GRADES), data=None,
+                 task_ids=np.array(tasks, dtype=object),
+                 worker_ids=np.array(workers, dtype=object), stats=stats, DESCR=descr)
 
 
 # ---------------------------------------------------------------------------

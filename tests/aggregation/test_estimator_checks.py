@@ -7,6 +7,7 @@ from skcrowd.aggregation import MACE, OneCoinDawidSkene
 from skcrowd.aggregation import AggregatorSelector
 from skcrowd.aggregation import KOS, MMSR, Wawa, ZeroBasedSkill
 from skcrowd.aggregation import EBCC, BayesianDawidSkene
+from skcrowd.aggregation import OrdinalDawidSkene
 
 _NEGATIVE_LABELS = (
     "-1 marks a missing vote (missing_label=-1) and other negative integers are valid labels, so "
@@ -60,7 +61,7 @@ def _expected_failures(estimator):
     [MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD(),
      OneCoinDawidSkene(), MACE(),
      Wawa(), ZeroBasedSkill(), KOS(random_state=0), MMSR(random_state=0),
-     BayesianDawidSkene(), EBCC(random_state=0),
+     BayesianDawidSkene(), EBCC(random_state=0), OrdinalDawidSkene(),
      AggregatorSelector([DawidSkene(), GLAD()], random_state=0)],
     expected_failed_checks=_expected_failures,
 )

@@ -120,9 +120,8 @@ def test_the_served_crowds_are_the_convertible_ones(sources):
     assert SERVED == [name for name, dataset in CROWD_DATASETS.items()
                       if dataset.convertible and dataset.kind == "classification"
                       and dataset.source not in KEPT_BACK]
-    # the pinned dataset without a converter is served too, and not fetched
-    assert {name for name, dataset in CROWD_DATASETS.items() if not dataset.convertible} == {
-        "metaphor_novelty_parde"}
+    # every pinned dataset has a converter (issue 27 converted the ordinal crowd)
+    assert {name for name, dataset in CROWD_DATASETS.items() if not dataset.convertible} == set()
     # every normalized shared folder is compared with its crowd, converted from the pinned files
     normalized = {p.name for p in SHARED_DATA.iterdir() if (p / "votes.csv").is_file()}
     assert normalized - set(SHARED_FOLDERS.values()) == UNPINNED_FOLDERS & normalized

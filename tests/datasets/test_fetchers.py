@@ -81,13 +81,15 @@ def test_every_pinned_file_of_sources_tsv_is_in_the_registry():
     assert {d.source for d in CROWD_DATASETS.values()} == {r[0] for r in rows}
 
 
-#: datasets of SOURCES.tsv pinned before their converters (an ordinal crowd)
-NOT_CONVERTIBLE = ["metaphor_novelty_parde"]
+#: datasets of SOURCES.tsv pinned before their converters (none since issue 27 converts the
+#: ordinal crowd; the tests of that path pin a crowd without its converter: ``unconverted``)
+NOT_CONVERTIBLE = []
 #: crowds whose answers are not one class per task and worker: loaded in memory, no folder
 NOT_CLASSIFICATION = {"movie_reviews_rodrigues": "regression", "conll2003_ner_mturk": "sequence"}
 AFFECTS = [f"snow2008_{e}" for e in ("anger", "disgust", "fear", "joy", "sadness", "surprise",
                                      "valence")]
 NOT_CLASSIFICATION.update(dict.fromkeys(AFFECTS, "regression"))  # issue 27
+NOT_CLASSIFICATION["metaphor_novelty_parde"] = "ordinal"  # issue 27: classes and counts
 COUNT_COLUMNS = ["tasks", "workers", "classes", "votes", "gold", "duplicates", "mv_accuracy"]
 
 
@@ -108,6 +110,8 @@ def test_list_crowd_datasets():
     assert table["convertible"].dtype == bool
     assert table.loc[~table["convertible"], "name"].tolist() == NOT_CONVERTIBLE
     row = table.set_index("name").loc["metaphor_novelty_parde"]
+    assert (row.tasks, row.workers, row.classes, row.votes, row.gold) == (1938, 231, 4, 11598,
+                                                                          1938)
     assert row.source == "natalieparde/label-aggregation@148871c" and row.download_mb == 0.57
     assert table.set_index("name")["kind"].to_dict() == {
         name: NOT_CLASSIFICATION.get(name, "classification") for name in CROWD_DATASETS}
@@ -119,8 +123,10 @@ def test_list_crowd_datasets():
     assert rows.isna().to_dict("index") == {
         "movie_reviews_rodrigues": {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS},
         "conll2003_ner_mturk": {c: c == "mv_accuracy" for c in COUNT_COLUMNS},
-        **{name: {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS} for name in AFFECTS}}
-    complete = len(table) - len(without_counts) - len(NOT_CLASSIFICATION)
+        **{name: {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS} for name in AFFECTS},
+        "metaphor_novelty_parde": dict.fromkeys(COUNT_COLUMNS, False)}
+    incomplete = [n for n, kind in NOT_CLASSIFICATION.items() if kind != "ordinal"]
+    complete = len(table) - len(without_counts) - len(incomplete)
     assert table[COUNT_COLUMNS].notna().all(axis=1).sum() == complete
 
 
@@ -134,8 +140,20 @@ def test_every_dataset_describes_its_files_and_reference(name):
     assert ("its converter is not written yet" in text) == (name in NOT_CONVERTIBLE)
 
 
-@pytest.mark.parametrize("name", NOT_CONVERTIBLE)
-def test_a_pinned_dataset_without_converter_says_so_and_downloads_nothing(name, tmp_path):
+@pytest.fixture
+def unconverted(monkeypatch):
+    """metaphor_novelty_parde as it was pinned before its converter (convert=None)."""
+    import dataclasses
+
+    name = "metaphor_novelty_parde"
+    monkeypatch.setitem(CROWD_DATASETS, name,
+                        dataclasses.replace(CROWD_DATASETS[name], convert=None))
+    return name
+
+
+def test_a_pinned_dataset_without_converter_says_so_and_downloads_nothing(unconverted,
+                                                                          tmp_path):
+    name = unconverted
     dataset = CROWD_DATASETS[name]
     calls = {
         "fetch": lambda: fetch_crowd_dataset(name, data_home=tmp_path),
@@ -156,7 +174,7 @@ def test_a_pinned_dataset_without_converter_says_so_and_downloads_nothing(name, 
     assert not list(tmp_path.iterdir())
 
 
-def test_the_command_line_says_a_dataset_cannot_be_converted_yet(tmp_path, capsys):
+def test_the_command_line_says_a_dataset_cannot_be_converted_yet(unconverted, tmp_path, capsys):
     from skcrowd._cli import main
 
     assert main(["fetch", "metaphor_novelty_parde", "--data-home", str(tmp_path)]) == 1

@@ -343,3 +343,50 @@ def test_snow2008_affect_small_file_and_its_errors(tmp_path):
         folder.mkdir()
         with pytest.raises(ValueError, match=message):
             convert_snow2008_affect(_affect_archive(folder, text), "anger")
+
+
+# ---------------------------------------------------------------------------
+# metaphor_novelty_parde: ordinal grades 0-3 (issue 27)
+# ---------------------------------------------------------------------------
+
+
+def test_metaphor_novelty_values_read_off_the_files(shared_data):
+    ds = _real(shared_data, "metaphor_novelty_parde")
+    assert ds.votes.shape == (1938, 231) and ds.class_names.tolist() == [0, 1, 2, 3]
+    assert (ds.votes >= 0).sum() == 11598 and ds.target_mask.all()
+    assert np.bincount(ds.target).tolist() == [1049, 741, 96, 52]
+    # anonymized_combined_hits_1-100.csv line 2: worker 1, "3413__evidence_4__balance_2 2";
+    # the expert's file scores that item 1
+    i = list(ds.task_ids).index("3413__evidence_4__balance_2")
+    assert ds.votes[i, list(ds.worker_ids).index("1")] == 2 and ds.target[i] == 1
+    counts = COUNTS["metaphor_novelty_parde"]
+    assert (counts.tasks, counts.workers, counts.classes, counts.votes) == (1938, 231, 4, 11598)
+    assert ds.stats["kind"] == "ordinal"
+
+
+_MTURK_HEADER = '"HITId","AssignmentId","WorkerId","Answer.0metaphorNovelty0","Answer.example1"\n'
+
+
+def test_metaphor_novelty_small_files_and_their_errors(tmp_path):
+    from skcrowd.datasets._structured import convert_metaphor_novelty
+
+    crowd = _MTURK_HEADER + 'h1,a1,7,"x__a 2",3\nh1,a2,5,"x__a 0",\nh2,a3,5,"y__b 3",\n'
+    expert = _MTURK_HEADER + 'h1,a1,E,"x__a 1",0\n' + _MTURK_HEADER + 'h2,a2,E,"y__b 3",\n'
+
+    def convert(crowd_text, expert_text=expert):
+        (tmp_path / "anonymized_combined_hits_1-100.csv").write_text(crowd_text)
+        (tmp_path / "expert_combined_hits_1-100.csv").write_text(expert_text)
+        return convert_metaphor_novelty({name: tmp_path / name for name in (
+            "anonymized_combined_hits_1-100.csv", "expert_combined_hits_1-100.csv")})
+
+    ds = convert(crowd)
+    assert ds.task_ids.tolist() == ["x__a", "y__b"] and ds.worker_ids.tolist() == ["5", "7"]
+    np.testing.assert_array_equal(ds.votes, [[0, 2], [3, -1]])  # Answer.example1 is not a vote
+    np.testing.assert_array_equal(ds.target, [1, 3])
+    with pytest.raises(ValueError, match=r"line 2 column Answer.0metaphorNovelty0: expected "
+                                         r"'<item> <score>' with a score in 0-3, got 'x__a 4'"):
+        convert(crowd.replace('"x__a 2"', '"x__a 4"'))
+    with pytest.raises(ValueError, match="line 3: worker 7 scores item x__a a second time"):
+        convert(crowd.replace("h1,a2,5", "h1,a2,7"))
+    with pytest.raises(ValueError, match="item x__a has expert score 2 here and 1"):
+        convert(crowd, expert + 'h3,a3,E,"x__a 2",\n')
