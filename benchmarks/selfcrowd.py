@@ -2,7 +2,7 @@
 
 Data: ``../shared/data/labelme`` (1000 training images, 59 workers, 2547 votes, 8 classes;
 512-d average-pooled VGG16 features, standardized on the training set; gold labels of the
-1188 test images). Crowd model: SelfCrowdClassifier's default, a
+1188 test images). Crowd model: :func:`skcrowd.selftraining.paper_crowd_model`, a
 :class:`skcrowd.neural.CrowdLayerClassifier` with the paper's setup (MLP with 128 ReLU units and
 dropout 0.5, "MW" crowd layer, Adam, learning rate 1e-3, L2 weight decay 5e-4, batch size 512,
 25 epochs, no validation split), refitted from scratch in every self-training round.
@@ -81,10 +81,11 @@ def load_labelme(root):
 def run_selfcrowd(data, votes, *, rule, n_iterations, m, seed, validation_fraction=None):
     """One Self-Crowd fit; its per-round and final test accuracy and imbalance ratios."""
     from skcrowd import SelfCrowdClassifier
+    from skcrowd.selftraining import paper_crowd_model
 
     start = time.perf_counter()
     clf = SelfCrowdClassifier(
-        n_iterations=n_iterations, n_pseudo=m, selection=rule,
+        paper_crowd_model(), n_iterations=n_iterations, n_pseudo=m, selection=rule,
         validation_fraction=validation_fraction, random_state=seed,
     ).fit(data["X"], votes, X_val=data["X_test"], y_val=data["y_test"])
     p = clf.pseudo_annotations_
