@@ -497,7 +497,7 @@ class BiasPrecisionEM(_BaseRatingAggregator):
         """Strengths of the bias and slope priors actually used (0: none or not fitted)."""
         return (self.bias_prior if self.bias else 0.0, self.scale_prior if self.scale else 0.0)
 
-    def _workers(self, task, worker, value, n, mean, var, expected_precision):
+    def _workers(self, task, worker, value, n, mean, var):
         """MAP biases and slopes given q(z) (the same for any precision: one per worker)."""
         n_workers = len(n)
 
@@ -575,7 +575,7 @@ class BiasPrecisionEM(_BaseRatingAggregator):
         lam = np.full(n_workers, prior[0] / prior[1])
         bounds, converged = [], False
         for _ in range(self.max_iter):
-            bias, slope, square = self._workers(task, worker, value, n, mean, var, lam)
+            bias, slope, square = self._workers(task, worker, value, n, mean, var)
             shape, rate = self._precisions(n, square, bias, slope, prior)
             if rated.any():
                 prior = _gamma_prior(float(np.mean(shape[rated] / rate[rated])),
