@@ -188,17 +188,21 @@ class DawidSkene(BaseEM):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters are (log_confusions_t, log_class_priors, confusion_prior, prior_settled) with
-    # log_confusions_t[j, l, k] = log P(worker j answers l | true class k),
-    # confusion_prior[k, l] the Dirichlet pseudo-counts of confusion row k and prior_settled
-    # whether smoothing="auto" has stopped re-estimating them (they travel with the
-    # parameters because the M-step chooses them). Statistics are the expected counts
-    # [j, l, k], the expected number of tasks of each class and, while an "auto" prior
-    # settles, the leave-one-out hard counts [j, l, k] of its evidence (ds_cavity_counts;
-    # shape (n_workers, 0, 0) otherwise).
+    # Parameters are (log_confusions_t, log_class_priors, confusion_prior, prior_settled,
+    # evidence_rows, n_evidence_rows) with log_confusions_t[j, l, k] = log P(worker j answers
+    # l | true class k), confusion_prior[k, l] the Dirichlet pseudo-counts of confusion row k,
+    # prior_settled whether smoothing="auto" has stopped re-estimating them (they travel with
+    # the parameters because the M-step chooses them), and evidence_rows[j] the row of worker
+    # j in the table of the "auto" prior's evidence (-1: not in it), which has
+    # n_evidence_rows rows: every step-th worker, at most _PRIOR_ROWS (worker, class) rows.
+    # Statistics are the expected counts [j, l, k], the expected number of tasks of each class
+    # and, while an "auto" prior settles, the leave-one-out hard counts [evidence row, l, k]
+    # of its evidence (ds_cavity_counts; shape (0, 0, 0) otherwise), a table of the evidence's
+    # workers only, summed over blocks: at 1e6 workers and K=10 it is 5 MB where one row per
+    # worker took 800 MB (the 1e8-vote out-of-core fit's peak memory, issue 25).
     _supports_task_priors = True
-    _parameter_axes = ("worker", "shared", "shared", "shared")
-    _statistic_axes = ("worker", "shared", "worker")
+    _parameter_axes = ("worker", "shared", "shared", "shared", "worker", "shared")
+    _statistic_axes = ("worker", "shared", "shared")
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
@@ -214,7 +218,7 @@ class DawidSkene(BaseEM):
         return bool(params[3])
 
     def _settle_prior(self, params):
-        return (*params[:3], np.array(True))
+        return (*params[:3], np.array(True), *params[4:])
 
     def _confusion_prior(self, worker_counts, evidence_counts, params):
         """Pseudo-counts ``[k, l]`` of confusion row ``k``, and whether they are settled.
@@ -235,10 +239,9 @@ class DawidSkene(BaseEM):
         if evidence_counts.size == 0:  # the initial statistics carry no evidence
             return _INITIAL_STRENGTH * shape, False
         previous = _strength(params[2])
-        # rows (worker, true class) over the answers: the transposed counts; at most
-        # _PRIOR_ROWS rows, a strided subset of the workers beyond that
-        step = -(-evidence_counts.shape[0] * K // _PRIOR_ROWS)
-        strength = dirichlet_strength(evidence_counts[::step].transpose(0, 2, 1), shape,
+        # rows (worker, true class) over the answers: the transposed counts of the evidence's
+        # workers (_evidence_rows)
+        strength = dirichlet_strength(evidence_counts.transpose(0, 2, 1), shape,
                                       init=previous)
         return strength * shape, bool(abs(np.log(strength / previous)) < _PRIOR_SETTLED)
 
@@ -262,10 +265,12 @@ class DawidSkene(BaseEM):
         K = len(class_counts)
         confusion_prior, settled = self._confusion_prior(worker_counts, evidence_counts, params)
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
+        evidence_rows = (_evidence_rows(len(worker_counts), K) if params is None
+                         else params[4:])
         confusions_t = ds_log_confusions(worker_counts, confusion_prior)
         priors = class_counts + self._class_pseudo_counts(K)
         return (confusions_t, safe_log(priors / priors.sum()), confusion_prior,
-                np.array(settled))
+                np.array(settled), *evidence_rows)
 
     def _class_log_priors(self, params):
         return params[1]
@@ -277,17 +282,17 @@ class DawidSkene(BaseEM):
         stats = ds_block_statistics(layout, *params[:2],
                                     worker_counts=None if out is None else out[0],
                                     log_task_priors=log_task_priors, cavity=adapting,
-                                    cavity_counts=None if out is None else out[1])
+                                    cavity_rows=params[4], n_cavity_rows=int(params[5]))
         evidence = stats.cavity_counts if adapting else _no_counts(layout)
         return (stats.worker_counts, stats.class_counts, evidence), stats.log_likelihood
 
     def _parameter_term(self, params):
-        log_confusions_t, log_priors, confusion_prior, _ = params
+        log_confusions_t, log_priors, confusion_prior, _ = params[:4]
         return float(np.einsum("jlk,kl->", log_confusions_t, confusion_prior)
                      + self._class_pseudo_counts(len(log_priors)) @ log_priors)
 
     def _set_fitted(self, params):
-        log_confusions_t, log_priors, confusion_prior, settled = params
+        log_confusions_t, log_priors, confusion_prior, settled = params[:4]
         self.confusion_matrices_ = np.exp(log_confusions_t.transpose(0, 2, 1),
                                           out=np.empty_like(log_confusions_t))
         self.class_priors_ = np.exp(log_priors)
@@ -301,6 +306,7 @@ class DawidSkene(BaseEM):
             safe_log(self.class_priors_),
             self.confusion_prior_,
             np.array(self._prior_settled_),
+            *_evidence_rows(*self.confusion_matrices_.shape[:2]),
         )
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
@@ -319,8 +325,16 @@ _INITIAL_STRENGTH = 1.0
 
 
 def _no_counts(layout):
-    """The evidence statistic when there is none: no columns."""
-    return np.zeros((layout.n_workers, 0, 0))
+    """The evidence statistic when there is none: an empty table."""
+    return np.zeros((0, 0, 0))
+
+
+def _evidence_rows(n_workers, K):
+    """The rows of the workers in the "auto" prior's evidence (every ``step``-th worker, at
+    most ``_PRIOR_ROWS`` rows (worker, class) in all; -1 for the others) and their number."""
+    step = max(1, -(-n_workers * K // _PRIOR_ROWS))
+    workers = np.arange(n_workers, dtype=np.int64)
+    return np.where(workers % step == 0, workers // step, -1), np.array(-(-n_workers // step))
 
 
 def _strength(confusion_prior):

@@ -213,7 +213,7 @@ def ds_vote_share_counts(layout, empty_row):
     return ds_worker_counts(layout, resp), resp.sum(axis=0)
 
 
-def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
+def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None, rows=None, n_rows=None):
     """Per-worker counts of each vote against its task's most probable class without it.
 
     For each vote ``(i, j, l)``: ``k = argmax_k [log resp[i, k] - log P(worker j answers l |
@@ -232,13 +232,21 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
         ``[j, l, k] = log P(worker j answers l | true class k)``.
     resp : ndarray of shape (n_tasks, K)
         Posteriors of the tasks under the same parameters.
-    out : ndarray of shape (n_workers, K, K), default=None
+    out : ndarray of shape (n_rows, K, K), default=None
         Counts to add this block's counts into.
+    rows : ndarray of shape (n_workers,), default=None
+        The row of each worker's counts (-1: its votes are not counted); default: worker
+        ``j`` in row ``j``. A model that reads the counts of a subset of the workers keeps a
+        table of that subset only (``DawidSkene``: at most 65536 rows of the crowd's workers
+        and classes).
+    n_rows : int, default=None
+        Rows of the table (default ``n_workers``).
 
     Returns
     -------
-    ndarray of shape (n_workers, K, K)
-        ``[j, l, k]``: votes ``l`` of worker ``j`` whose task's leave-one-out class is ``k``.
+    ndarray of shape (n_rows, K, K)
+        ``[rows[j], l, k]``: votes ``l`` of worker ``j`` whose task's leave-one-out class is
+        ``k``.
 
     Examples
     --------
@@ -256,34 +264,46 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None):
            [0. , 0. ]])
     """
     K = layout.n_classes
-    shape = (layout.n_workers, K, K)
-    # added straight into ``out`` (the running sums of an out-of-core pass): no crowd-sized
-    # table per block (800 MB at 1e6 workers and K=10)
+    rows, n_rows = _cavity_rows(layout, rows, n_rows)
+    shape = (n_rows, K, K)
+    # added straight into ``out`` (the running sums of an out-of-core pass): no table per block
     into_out = (out is not None and out.shape == shape and out.dtype == np.float64
                 and out.flags.c_contiguous)
-    counts = out.reshape(-1) if into_out else np.zeros(layout.n_workers * K * K)
+    counts = out.reshape(-1) if into_out else np.zeros(n_rows * K * K)
     log_resp = safe_log(resp)
     if _engine(layout.n_votes) == "numba":
         _ds_cavity_serial(layout.task, layout.cell, log_resp,
                           np.ascontiguousarray(log_confusions_t).reshape(-1, K), counts,
-                          _CAVITY_TIE)
+                          _CAVITY_TIE, rows)
     else:
         step = max(1, _CAVITY_CHUNK // K)
         for start in range(0, layout.n_votes, step):
             stop = min(start + step, layout.n_votes)
             task, worker = layout.task[start:stop], layout.worker[start:stop]
             label = layout.label[start:stop]
+            kept = rows[worker] >= 0
+            task, worker, label = task[kept], worker[kept], label[kept]
             cavity = log_resp[task] - log_confusions_t[worker, label]
             # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
             # on rounding (the order of the sums), so neither do the counts
             tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
-            rows, classes = np.nonzero(tied)
+            tied_vote, classes = np.nonzero(tied)
             share = 1.0 / tied.sum(axis=1)
-            cell = (worker.astype(np.int64) * K + label) * K
+            cell = (rows[worker].astype(np.int64) * K + label) * K
             # vote by vote, as the numba pass adds them (bincount would build a table of the
             # whole crowd per chunk of votes)
-            np.add.at(counts, cell[rows] + classes, share[rows])
+            np.add.at(counts, cell[tied_vote] + classes, share[tied_vote])
     return out if into_out else _added_into(counts.reshape(shape), out)
+
+
+def _cavity_rows(layout, rows, n_rows):
+    """``(rows, n_rows)`` of a leave-one-out table (see :func:`ds_cavity_counts`), as int64."""
+    if rows is None:
+        return np.arange(layout.n_workers, dtype=np.int64), layout.n_workers
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if rows.shape != (layout.n_workers,):
+        raise ValueError(f"rows must have shape ({layout.n_workers},), got {rows.shape}.")
+    return rows, int(rows.max(initial=-1) + 1 if n_rows is None else n_rows)
 
 
 def _added_into(counts, out):
@@ -340,22 +360,23 @@ def ds_log_confusions(worker_counts, pseudo_counts):
     return np.log(worker_counts, out=worker_counts)  # numpy's log is vectorized, numba's is not
 
 
-def _ds_n_chunks(layout, n_states=None, n_tables=1):
+def _ds_n_chunks(layout, n_states=None):
     """Chunks of the fused numba pass (:func:`._common._fused_chunks`; 0: sum the counts in
-    worker order instead): its ``n_tables`` count tables have a row of ``n_states`` floats
-    (default ``K``) per worker and label."""
+    worker order instead): its count tables have a row of ``n_states`` floats (default ``K``)
+    per worker and label."""
     K = layout.n_classes
-    return _fused_chunks(layout, layout.n_workers * K, 8 * (n_states or K) * n_tables)
+    return _fused_chunks(layout, layout.n_workers * K, 8 * (n_states or K))
 
 
 def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=None,
-             task_ll=None):
+             task_ll=None, cavity_rows=None):
     """A numba pass over the block's tasks, in ``n_chunks`` chunks of equal vote counts.
 
     ``mode`` and the arrays are those of ``_ds_chunk`` (``log_priors``: ``(1, S)`` or
     ``(n_tasks, S)``, see :func:`._common._log_priors`); returns ``(worker_counts,
     class_counts, log_likelihood)``, the counts summed over the chunks (None for ``_E_STEP``),
-    and with ``_FUSED_CAVITY`` the leave-one-out counts ``(n_workers, K, K)`` fourth.
+    and with ``_FUSED_CAVITY`` the leave-one-out counts ``(n_rows, K, K)`` fourth
+    (``cavity_rows``: ``(rows, n_rows)``, see :func:`ds_cavity_counts`).
     The tables have ``S`` columns, the row length of ``log_priors`` (or of ``resp``; ``K``
     without either).
     """
@@ -371,25 +392,29 @@ def _ds_pass(layout, mode, n_chunks, resp, log_confusions_t=None, log_priors=Non
         log_confusions_t = np.zeros((1, 1, S))
     if log_priors is None:
         log_priors = np.zeros((1, S))
-    cavity = (layout.scratch("ds_cavity", shape) if mode == _FUSED_CAVITY
-              else np.empty((n_chunks, 0, S)))
+    if mode == _FUSED_CAVITY:
+        rows, n_rows = cavity_rows
+        cavity = layout.scratch("ds_cavity", (n_chunks, n_rows * K, S))
+    else:
+        rows, n_rows = np.empty(0, dtype=np.int64), 0
+        cavity = np.empty((n_chunks, 0, S))
     kernel = _ds_chunks_parallel if n_chunks > 1 else _ds_chunks_serial
     kernel(layout.task_indptr, layout.cell, log_confusions_t.reshape(-1, S), log_priors,
            np.empty((0, S)) if resp is None else resp,
            np.empty(0) if task_ll is None else task_ll,
-           layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode, cavity)
+           layout.chunk_bounds(n_chunks), counts, class_counts, log_liks, mode, cavity, rows)
     if not counted:
         return None, None, float(log_liks.sum())
     result = (counts.sum(axis=0).reshape(layout.n_workers, K, S), class_counts.sum(axis=0),
               float(log_liks.sum()))
     if mode == _FUSED_CAVITY:
-        return (*result, cavity.sum(axis=0).reshape(layout.n_workers, K, S))
+        return (*result, cavity.sum(axis=0).reshape(n_rows, K, S))
     return result
 
 
 def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None,
                         worker_counts=None, log_task_priors=None, cavity=False,
-                        cavity_counts=None):
+                        cavity_counts=None, cavity_rows=None, n_cavity_rows=None):
     """Dawid-Skene E-step of a block fused with its sufficient statistics.
 
     One call is everything an EM iteration needs from a block: the M-step
@@ -417,8 +442,11 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         Also count each vote against its task's leave-one-out class under the same parameters
         (:func:`ds_cavity_counts` of the posteriors; ``S = K`` only): in the same numba pass,
         without the posteriors.
-    cavity_counts : ndarray of shape (n_workers, K, K), default=None
+    cavity_counts : ndarray of shape (n_cavity_rows, K, K), default=None
         With ``cavity``: counts to add the block's leave-one-out counts into.
+    cavity_rows, n_cavity_rows : ndarray of shape (n_workers,) and int, default=None
+        With ``cavity``: the table's row of each worker (-1: not counted) and its number of
+        rows (``rows`` and ``n_rows`` of :func:`ds_cavity_counts`; default one per worker).
 
     Returns
     -------
@@ -442,14 +470,17 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
     n_states = len(log_class_priors)
     if cavity and n_states != layout.n_classes:
         raise ValueError("cavity=True needs one state per class (S = K).")
-    n_chunks = (_ds_n_chunks(layout, n_states, 2 if cavity else 1)
+    rows = _cavity_rows(layout, cavity_rows, n_cavity_rows) if cavity else None
+    # the per-chunk tables of a fused pass: the counts' and the leave-one-out counts'
+    n_chunks = (_fused_chunks(layout, layout.n_workers * layout.n_classes + (
+        rows[1] * layout.n_classes if cavity else 0), 8 * n_states)
                 if _engine(layout.n_votes) == "numba" else 0)
     if n_chunks:
         counts, class_counts, log_lik, *loo = _ds_pass(
             layout, _FUSED_CAVITY if cavity else _FUSED, n_chunks,
             None if resp is None else _out(resp, layout, n_states),
             np.ascontiguousarray(log_confusions_t, dtype=np.float64),
-            _log_priors(layout, log_class_priors, log_task_priors),
+            _log_priors(layout, log_class_priors, log_task_priors), cavity_rows=rows,
         )
         worker_counts = _added_into(counts, worker_counts)
         cavity_counts = _added_into(loo[0], cavity_counts) if cavity else None
@@ -460,7 +491,7 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
         if cavity:
             cavity_counts = ds_cavity_counts(layout, log_confusions_t, posteriors,
-                                             out=cavity_counts)
+                                             out=cavity_counts, rows=rows[0], n_rows=rows[1])
     return DSBlockStatistics(
         resp=resp,
         worker_counts=worker_counts,
@@ -480,7 +511,7 @@ if numba is not None:
 
     @_jit(parallel=False, fastmath={"contract"})
     def _ds_chunk(first, stop, indptr, cell, log_conf_t, log_prior, resp, task_ll, counts,
-                  class_counts, mode, cavity):
+                  class_counts, mode, cavity, cavity_rows):
         """Tasks ``first..stop-1`` of a block, ``_SOFTMAX_BATCH`` at a time; by ``mode``:
 
         - ``_E_STEP``: their posteriors into ``resp`` and log-likelihoods into ``task_ll``;
@@ -491,6 +522,7 @@ if numba is not None:
           :func:`ds_cavity_counts` does from the posteriors: the task's log-posterior,
           floored at ``_LOG_TINY`` (``safe_log`` of the posterior), minus the vote's
           log-probability, its classes within ``_CAVITY_TIE`` of the best sharing the vote;
+          worker ``j``'s votes in the rows of ``cavity_rows[j]`` (none where it is -1);
         - ``_COUNTS``: the posteriors already in ``resp`` added into the zeroed counts;
         - ``_VOTE_SHARES``: each task's vote frequencies (``log_prior[0]`` for a task
           without votes) added into the zeroed counts.
@@ -560,6 +592,10 @@ if numba is not None:
                             log_post[b, k] = max(log_post[b, k] - log_norm, _LOG_TINY)
                         for v in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                             c = np.uint64(cell[v])
+                            row = cavity_rows[c // np.uint64(K)]
+                            if row < 0:
+                                continue
+                            out_row = np.uint64(row) * np.uint64(K) + c % np.uint64(K)
                             best = -np.inf
                             for k in range(K):
                                 gap[k] = log_post[b, k] - log_conf_t[c, k]
@@ -570,7 +606,7 @@ if numba is not None:
                                     n_tied += 1
                             for k in range(K):
                                 if gap[k] >= best - _CAVITY_TIE:
-                                    cavity[c, k] += 1.0 / n_tied
+                                    cavity[out_row, k] += 1.0 / n_tied
             for b in range(n):
                 i = start + b
                 for k in range(K):
@@ -583,19 +619,19 @@ if numba is not None:
 
     @_jit(parallel=False)
     def _ds_chunks_serial(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
-                          class_counts, log_liks, mode, cavity):
+                          class_counts, log_liks, mode, cavity, cavity_rows):
         for c in range(bounds.shape[0] - 1):
             log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
                                     log_prior, resp, task_ll, counts[c], class_counts[c], mode,
-                                    cavity[c])
+                                    cavity[c], cavity_rows)
 
     @_jit
     def _ds_chunks_parallel(indptr, cell, log_conf_t, log_prior, resp, task_ll, bounds, counts,
-                            class_counts, log_liks, mode, cavity):
+                            class_counts, log_liks, mode, cavity, cavity_rows):
         for c in prange(bounds.shape[0] - 1):
             log_liks[c] = _ds_chunk(bounds[c], bounds[c + 1], indptr, cell, log_conf_t,
                                     log_prior, resp, task_ll, counts[c], class_counts[c], mode,
-                                    cavity[c])
+                                    cavity[c], cavity_rows)
 
     @_jit
     def _ds_worker_counts_parallel(worker_indptr, task, label, resp, counts, zero):
@@ -631,13 +667,18 @@ if numba is not None:
                     counts[j, a, k] = 1.0 / K
 
     @_jit(parallel=False)
-    def _ds_cavity_serial(task, cell, log_resp, log_conf_rows, counts, tie):
-        """ds_cavity_counts: vote v adds 1 / t to ``counts[cell[v] * K + k]`` for the ``t``
-        classes ``k`` within ``tie`` of its task's best leave-one-out log-posterior."""
+    def _ds_cavity_serial(task, cell, log_resp, log_conf_rows, counts, tie, rows):
+        """ds_cavity_counts: vote v of worker ``j`` adds 1 / t to ``counts[(rows[j] * K + l) *
+        K + k]`` (``l`` its label; nothing where ``rows[j]`` is -1) for the ``t`` classes
+        ``k`` within ``tie`` of its task's best leave-one-out log-posterior."""
         K = log_resp.shape[1]
         cavity = np.empty(K)
         for v in range(task.shape[0]):
             i, c = task[v], cell[v]
+            row = rows[c // K]
+            if row < 0:
+                continue
+            out_cell = row * K + c % K
             best = -np.inf
             for k in range(K):
                 cavity[k] = log_resp[i, k] - log_conf_rows[c, k]
@@ -648,7 +689,7 @@ if numba is not None:
                     n_tied += 1
             for k in range(K):
                 if cavity[k] >= best - tie:
-                    counts[c * K + k] += 1.0 / n_tied
+                    counts[out_cell * K + k] += 1.0 / n_tied
 
     @_jit(parallel=False)
     def _ds_normalize_serial(counts, pseudo_t):

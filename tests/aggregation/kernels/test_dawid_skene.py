@@ -10,6 +10,7 @@ from skcrowd.aggregation.kernels import (
     _common,
     dawid_skene,
     ds_block_statistics,
+    ds_cavity_counts,
     ds_e_step,
     ds_log_confusions,
     ds_vote_share_counts,
@@ -187,3 +188,33 @@ def test_numba_paths_keep_known_tasks_exact(path, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     resp, ll = ds_e_step(layout, log_conf_t, np.zeros(4), log_task_priors=log_task_priors)
     np.testing.assert_array_equal(resp, got.resp)
+
+
+@pytest.mark.parametrize("path", ["one chunk", "chunks", "worker order"])
+def test_leave_one_out_counts_of_a_subset_of_the_workers(engine, path, monkeypatch):
+    """A table of every other worker's leave-one-out counts (rows -1 for the others) holds
+    exactly those workers' rows of the full table, in the fused pass and on its own."""
+    rng = np.random.default_rng(11)
+    votes = random_votes(rng, n_tasks=600, n_workers=7, K=3, density=0.8)
+    layout = BlockLayout(votes)
+    log_conf_t = random_log_confusions(rng, votes.n_workers, 3)
+    log_priors = np.log(rng.dirichlet(np.ones(3)))
+    if engine == "numba" and path != "one chunk":
+        monkeypatch.setattr(_common, "PARALLEL_MIN_VOTES", 0)
+    if engine == "numba" and path == "worker order":
+        monkeypatch.setattr(_common, "_CHUNK_MEMORY", 1)
+        monkeypatch.setattr(_common, "_CACHE_BYTES", 1)
+    workers = np.arange(votes.n_workers)
+    rows = np.where(workers % 2 == 0, workers // 2, -1)
+    full = ds_block_statistics(layout, log_conf_t, log_priors, cavity=True)
+    part = ds_block_statistics(layout, log_conf_t, log_priors, cavity=True, cavity_rows=rows,
+                               n_cavity_rows=4)
+    assert part.cavity_counts.shape == (4, 3, 3)
+    np.testing.assert_allclose(part.cavity_counts, full.cavity_counts[::2], rtol=1e-12)
+    np.testing.assert_allclose(part.worker_counts, full.worker_counts, rtol=1e-12)
+    resp = ds_e_step(layout, log_conf_t, log_priors)[0]
+    alone = ds_cavity_counts(layout, log_conf_t, resp, rows=rows, n_rows=4)
+    np.testing.assert_allclose(alone, full.cavity_counts[::2], rtol=1e-12)
+    into = np.ones((4, 3, 3))
+    assert ds_cavity_counts(layout, log_conf_t, resp, out=into, rows=rows, n_rows=4) is into
+    np.testing.assert_allclose(into, alone + 1.0, rtol=1e-12)
