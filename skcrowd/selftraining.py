@@ -266,24 +266,25 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     0.392). So by default a share ``validation_fraction`` of the tasks is
     held out, stratified on the majority vote: the rounds train on the other
     tasks, and each round's model is compared with the starting model (the
-    crowd model fitted on the votes alone) on the same held-out tasks, paired:
-    on each held-out task, the mean log-probability of its votes when the
-    model's class probabilities go through the *start's* annotator confusion
-    matrices (``annotator_confusions_``; a crowd model without them: its own
-    ``predict_annotator_proba``; with ``check_score="agreement"``, the share
-    of its votes that the predicted class matches), the round's minus the
-    start's. A fixed annotator model matters: each round's own was fitted to
-    its pseudo-annotations, and scored the held-out votes lower while test
-    accuracy rose by 13 points on a simulated crowd. A round counts as a gain only when the
-    one-sided lower confidence bound (level ``check_confidence``) of the mean
-    paired difference is above zero; the loop stops after a round whose mean
-    difference is negative. The round with the highest bound is kept (with
-    the rounds before it), the later ones are undone, and that round's crowd
-    model is refitted on every task with all observed votes and the kept
-    pseudo-annotations. When no round is a sure gain, the result is the
-    crowd model fitted on every task's votes alone, with the same
-    ``random_state``: Self-Crowd then ends exactly where its crowd model
-    does.
+    crowd model fitted on the votes alone) on the same held-out tasks,
+    paired: on each held-out task, the mean log-probability of its votes
+    when the model's class probabilities go through the *start's* annotator
+    confusion matrices (``annotator_confusions_``; a crowd model without
+    them: its own ``predict_annotator_proba``; with
+    ``check_score="agreement"``, the share of its votes that the predicted
+    class matches), the round's minus the start's. A fixed annotator model
+    matters: each round's own was fitted to its pseudo-annotations, and
+    scored the held-out votes lower while test accuracy rose by 13 points on
+    a simulated crowd. A round counts as a gain only when the one-sided
+    lower confidence bound (level ``check_confidence``) of the mean paired
+    difference is above zero; the loop stops after a round whose upper bound
+    is below zero (surely worse than the start). The round with the highest
+    bound is kept (with the rounds before it), the later ones are undone,
+    and that round's crowd model is refitted on every task with all observed
+    votes and the kept pseudo-annotations. When no round is a sure gain, the
+    result is the crowd model fitted on every task's votes alone, with the
+    same ``random_state``: Self-Crowd then ends exactly where its crowd
+    model does.
 
     Parameters
     ----------
@@ -372,8 +373,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``imbalance_ratio_combined`` (R of observed + selected);
         when tasks are held out, ``held_out_score`` (the mean of the
         ``check_score`` over the held-out tasks), and from round 1
-        ``held_out_gain`` (its mean paired difference from the start's) and
-        ``held_out_gain_bound`` (the lower confidence bound of that gain);
+        ``held_out_gain`` (its mean paired difference from the start's),
+        ``held_out_gain_bound`` and ``held_out_gain_upper`` (the lower and
+        upper confidence bounds of that gain);
         ``status`` (``"initial"``, ``"kept"``, ``"undone: not surely better
         than the start"`` or ``"undone: interrupted"``, see Notes); and
         ``valid_accuracy`` when ``X_val`` and ``y_val`` are passed to ``fit``.
@@ -694,8 +696,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if entry["held_out_gain_bound"] > best_bound:
                 kept_model, kept_rounds = model, iteration
                 best_bound = entry["held_out_gain_bound"]
-            if entry["held_out_gain"] < 0:
-                break  # below the start: later rounds would learn from worse labels
+            if entry["held_out_gain_upper"] < 0:
+                break  # surely below the start: later rounds would learn from worse labels
         for entry in history[kept_rounds + 1:]:
             if entry["status"] == "kept":
                 entry["status"] = "undone: " + (
@@ -773,9 +775,12 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 gain = float(difference.mean())
                 se = difference.std(ddof=1) / np.sqrt(len(difference)) if len(
                     difference) > 1 else np.inf
+                z = _normal_quantile(self.check_confidence)
                 entry["held_out_gain"] = gain
-                entry["held_out_gain_bound"] = float(gain - _normal_quantile(
-                    self.check_confidence) * se) if np.isfinite(se) else -np.inf
+                entry["held_out_gain_bound"] = float(gain - z * se) if np.isfinite(
+                    se) else -np.inf
+                entry["held_out_gain_upper"] = float(gain + z * se) if np.isfinite(
+                    se) else np.inf
         entry["status"] = status
         if X_val is not None:
             predicted = classes[np.argmax(model.predict_proba(X_val), axis=1)]
