@@ -14,8 +14,8 @@ worker, the precisions' prior chosen by evidence) and ``BiasPrecisionEM(scale=Tr
 per worker as well); crowd-kit 1.4.2's ``RASA`` and ``ClosestToAverage`` (its embedding
 aggregators, given each rating as a 1-D embedding; crowd-kit has no other numeric aggregator;
 RASA weighs workers by cosine distances, which see only the sign of a 1-D embedding),
-run in the competitor interpreter (``--competitor-python``, default ``/tmp/benchenv/bin/python``;
-left out with a note when it cannot be run).
+run in the competitor interpreter (``--competitor-python``, a virtual environment holding
+crowd-kit; left out with a note when it cannot be run).
 
 Every method sees the ratings only; the table gives MAE and R^2 against gold, and a last line
 counts the crowds where each method's MAE is below the mean's.

@@ -17,7 +17,7 @@ votes (its long format: one row per task and worker, the ticked labels as a list
 
 Usage::
 
-    python benchmarks/multilabel.py [--seeds 5] [--competitor-python /tmp/benchenv/bin/python]
+    python benchmarks/multilabel.py [--seeds 5] [--competitor-python VENV/bin/python]
 """
 
 from __future__ import annotations

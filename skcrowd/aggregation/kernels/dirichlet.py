@@ -36,6 +36,7 @@ _PRIOR_TOL = 1e-8
 _PRIOR_HALVINGS = 6
 _PRIOR_GAIN_TOL = 1e-9
 _TAYLOR_SHIFT = 1e-8  # shifts below this times their base: Taylor expansion
+_TINY = np.finfo(np.float64).tiny  # a curvature below this (subnormal) has no finite inverse
 
 
 def dirichlet_expectations(posterior_t, prior_t, *, out=None):
@@ -226,7 +227,7 @@ def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
         value, gradient, diagonal, rank_one = data.evaluate(alpha, derivatives=True)
         # entries that move: those with counts (of a curvature that does not round to zero),
         # but not out of the box they are held at
-        active = (free & (diagonal < 0) & ~((alpha >= high) & (gradient > 0))
+        active = (free & (diagonal < -_TINY) & ~((alpha >= high) & (gradient > 0))
                   & ~((alpha <= low) & (gradient < 0)))
         gradient[~active] = 0.0
         inverse_d = np.where(active, 1.0 / np.where(active, diagonal, -1.0), 0.0)
