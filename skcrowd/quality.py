@@ -225,6 +225,16 @@ def _ids(votes, aggregator, axis):
 def _worker_model(aggregator, soft_counts):
     """Confusion matrices ``(n_workers, K, K)`` and the attribute they were read from."""
     n_workers, K, _ = soft_counts.shape
+    fitted = _fitted_worker_model(aggregator, n_workers, K)
+    if fitted is not None:
+        return fitted
+    mass = soft_counts.sum(axis=2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mass > 0, soft_counts / mass, np.nan), "posterior"
+
+
+def _fitted_worker_model(aggregator, n_workers, K):
+    """The aggregator's own confusion matrices and their attribute, checked (None without)."""
     name = type(aggregator).__name__
     if hasattr(aggregator, "confusion_matrices_"):
         attr = f"{name}.confusion_matrices_"
@@ -245,9 +255,7 @@ def _worker_model(aggregator, soft_counts):
         off = ((1.0 - accuracies) / max(K - 1, 1))[:, None, None]
         eye = np.eye(K)[None]
         return accuracies[:, None, None] * eye + off * (1.0 - eye), "worker_accuracies_"
-    mass = soft_counts.sum(axis=2, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mass > 0, soft_counts / mass, np.nan), "posterior"
+    return None
 
 
 def _soft_confusion_counts(v, proba):
@@ -390,6 +398,9 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
     """
     pd = _pandas()
     _check_aggregator(aggregator, "worker_report")
+    if hasattr(aggregator, "n_features_in_"):  # a damaged worker model is named before
+        # predict_proba reads it
+        _fitted_worker_model(aggregator, aggregator.n_features_in_, len(aggregator.classes_))
     v, proba, known_class = _read_votes(aggregator, votes, known, "worker_report")
     soft = _soft_confusion_counts(v, proba)
     confusions, source = _worker_model(aggregator, soft)
