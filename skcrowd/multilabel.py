@@ -151,7 +151,24 @@ def _validate_multilabel(X, missing_label, n_workers=None, n_labels=None):
                             label_idx[order].astype(np.int64), value[order], shape)
 
 
-class BinaryRelevance(BaseEstimator):
+class _MultiLabelAggregator(BaseEstimator):
+    """What the multi-label aggregators share: reading the votes, the fitted sizes, fit_predict."""
+
+    def _read(self, X, reset):
+        """The observed bits of ``X``; ``reset`` records the sizes, else checks them."""
+        if reset:
+            votes = _validate_multilabel(X, self.missing_label)
+            self.n_labels_, self.n_features_in_ = votes.n_labels, votes.n_workers
+            return votes
+        check_is_fitted(self)
+        return _validate_multilabel(X, self.missing_label, self.n_features_in_, self.n_labels_)
+
+    def fit_predict(self, X, y=None):
+        """``fit(X).predict(X)``: the indicator matrix ``(n_tasks, n_labels)`` of ``X``."""
+        return self.fit(X).predict(X)
+
+
+class BinaryRelevance(_MultiLabelAggregator):
     """One categorical aggregator per label of multi-label votes.
 
     Each label's bits (1 ticked, 0 not, on the tasks a worker answered) are a
@@ -218,7 +235,7 @@ class BinaryRelevance(BaseEstimator):
         self._validate_params()
         from .aggregation import DawidSkene
 
-        votes = _validate_multilabel(X, self.missing_label)
+        votes = self._read(X, reset=True)
         base = DawidSkene() if self.aggregator is None else self.aggregator
         estimators = []
         for label in range(votes.n_labels):
@@ -227,8 +244,6 @@ class BinaryRelevance(BaseEstimator):
                                 if k in model.get_params()})
             estimators.append(model.fit(votes.label_matrix(label)))
         self.estimators_ = estimators
-        self.n_labels_ = votes.n_labels
-        self.n_features_in_ = votes.n_workers
         return self
 
     def predict_proba(self, X):
@@ -242,7 +257,7 @@ class BinaryRelevance(BaseEstimator):
         -------
         proba : ndarray of shape (n_tasks, n_labels)
         """
-        votes = self._check_votes(X)
+        votes = self._read(X, reset=False)
         return np.column_stack([np.asarray(model.predict_proba(votes.label_matrix(label)))[:, 1]
                                 for label, model in enumerate(self.estimators_)])
 
@@ -257,20 +272,12 @@ class BinaryRelevance(BaseEstimator):
         -------
         indicator : ndarray of shape (n_tasks, n_labels) of 0/1
         """
-        votes = self._check_votes(X)
+        votes = self._read(X, reset=False)
         return np.column_stack([np.asarray(model.predict(votes.label_matrix(label)))
                                 for label, model in enumerate(self.estimators_)]).astype(int)
 
-    def fit_predict(self, X, y=None):
-        """``fit(X).predict(X)``."""
-        return self.fit(X).predict(X)
 
-    def _check_votes(self, X):
-        check_is_fitted(self)
-        return _validate_multilabel(X, self.missing_label, self.n_features_in_, self.n_labels_)
-
-
-class MultiLabelDawidSkene(BaseEstimator):
+class MultiLabelDawidSkene(_MultiLabelAggregator):
     """Multi-label votes with one worker model shared by all labels, fitted by EM.
 
     Each label ``l`` of task ``i`` is on (``z_il = 1``) with probability
@@ -381,12 +388,12 @@ class MultiLabelDawidSkene(BaseEstimator):
         self : object
         """
         self._validate_params()
-        votes = _validate_multilabel(X, self.missing_label)
         if self.prior != "auto":
             if len(self.prior) != 2 or not all(isinstance(p, numbers.Real) and p >= 0
                                                for p in self.prior):
                 raise ValueError(f"prior must be 'auto' or two non-negative pseudo-counts "
                                  f"(a, b), got {self.prior!r}.")
+        votes = self._read(X, reset=True)
         cell = votes.cell()
         n_cells = votes.n_tasks * votes.n_labels
         # start: each label's share of the bits given on the task (a soft majority vote)
@@ -416,8 +423,6 @@ class MultiLabelDawidSkene(BaseEstimator):
         self.sensitivity_, self.specificity_, self.prevalence_ = params
         self.lower_bounds_ = bounds
         self.lower_bound_ = bounds[-1]
-        self.n_labels_ = votes.n_labels
-        self.n_features_in_ = votes.n_workers
         return self
 
     @staticmethod
@@ -475,8 +480,7 @@ class MultiLabelDawidSkene(BaseEstimator):
         -------
         proba : ndarray of shape (n_tasks, n_labels)
         """
-        check_is_fitted(self)
-        votes = _validate_multilabel(X, self.missing_label, self.n_features_in_, self.n_labels_)
+        votes = self._read(X, reset=False)
         posterior, _ = self._e_step(votes, self.sensitivity_, self.specificity_,
                                     self.prevalence_)
         return posterior.reshape(votes.n_tasks, votes.n_labels)
@@ -493,10 +497,6 @@ class MultiLabelDawidSkene(BaseEstimator):
         indicator : ndarray of shape (n_tasks, n_labels) of 0/1
         """
         return (self.predict_proba(X) > 0.5).astype(int)
-
-    def fit_predict(self, X, y=None):
-        """``fit(X).predict(X)``."""
-        return self.fit(X).predict(X)
 
 
 def multilabel_votes_from_long(data, task="task", worker="worker", labels="labels", *,

@@ -232,3 +232,12 @@ def test_long_table_errors_name_the_row():
         multilabel_votes_from_long(frame, labels="answers")
     with pytest.raises(ValueError, match="'b' is not in label_names"):
         multilabel_votes_from_long(frame.iloc[1:], label_names=["a"])
+
+
+def test_prior_pseudo_counts_given_or_chosen():
+    fixed = MultiLabelDawidSkene(prior=(3.0, 1.0)).fit(VOTES)
+    np.testing.assert_array_equal(fixed.prior_pseudo_counts_, [[3.0, 1.0], [3.0, 1.0]])
+    chosen = MultiLabelDawidSkene().fit(simulate(0)[0]).prior_pseudo_counts_
+    assert np.all(chosen > 0) and np.all(chosen[:, 0] > chosen[:, 1])  # better than chance
+    with pytest.raises(ValueError, match=r"two non-negative pseudo-counts \(a, b\), got \(1.0,\)"):
+        MultiLabelDawidSkene(prior=(1.0,)).fit(VOTES)
