@@ -241,3 +241,17 @@ def test_prior_pseudo_counts_given_or_chosen():
     assert np.all(chosen > 0) and np.all(chosen[:, 0] > chosen[:, 1])  # better than chance
     with pytest.raises(ValueError, match=r"two non-negative pseudo-counts \(a, b\), got \(1.0,\)"):
         MultiLabelDawidSkene(prior=(1.0,)).fit(VOTES)
+
+
+def test_grid_search_with_gold_on_held_out_tasks():
+    """Folds of tasks: fit on some tasks' votes (the gold y is not read by fit), predict the
+    other tasks from the fitted workers, score against their gold."""
+    from sklearn.metrics import f1_score, make_scorer
+    from sklearn.model_selection import GridSearchCV
+
+    votes, truth, *_ = simulate(0)
+    grid = GridSearchCV(BinaryRelevance(), {"aggregator": [DawidSkene(), MajorityVote()]},
+                        scoring=make_scorer(f1_score, average="micro"), cv=3).fit(votes, truth)
+    assert type(grid.best_params_["aggregator"]).__name__ == "DawidSkene"
+    assert grid.best_estimator_.predict(votes).shape == truth.shape
+    assert 0.7 < grid.best_score_ < 1.0
