@@ -250,7 +250,8 @@ def test_grid_search_with_gold_on_held_out_tasks():
     from sklearn.model_selection import GridSearchCV
 
     votes, truth, *_ = simulate(0)
-    grid = GridSearchCV(BinaryRelevance(), {"aggregator": [DawidSkene(), MajorityVote()]},
+    candidates = {"aggregator": [DawidSkene(), MajorityVote(random_state=0)]}
+    grid = GridSearchCV(BinaryRelevance(), candidates,
                         scoring=make_scorer(f1_score, average="micro"), cv=3).fit(votes, truth)
     assert type(grid.best_params_["aggregator"]).__name__ == "DawidSkene"
     assert grid.best_estimator_.predict(votes).shape == truth.shape
