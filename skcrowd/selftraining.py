@@ -520,6 +520,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             inner = get_tags(self.estimator)
             tags.input_tags.sparse = inner.input_tags.sparse
             tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        else:  # the default crowd model, CrowdLayerClassifier, takes a sparse X
+            tags.input_tags.sparse = True
         return tags
 
     def _accept_sparse(self):

@@ -819,6 +819,21 @@ def test_default_crowd_model_is_the_crowd_layer_with_its_settings_kept_for_the_r
     assert paper.optimizer__weight_decay == 5e-4 and paper.crowd_layer == "MW"
 
 
+@pytest.mark.deep
+def test_default_crowd_model_takes_a_sparse_X():
+    pytest.importorskip("skorch")
+    torch = pytest.importorskip("torch")
+    X, votes, truth = simulate(n_tasks=60, n_workers=5)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=10, random_state=0)
+        clf.fit(sp.csr_matrix(X), votes)  # a TfidfVectorizer's output, say
+    finally:
+        torch.set_num_threads(threads)
+    assert clf.predict(sp.csr_matrix(X)).shape == (60,)
+
+
 # ---------------------------------------------------------------------------
 # Real data
 # ---------------------------------------------------------------------------
