@@ -29,7 +29,8 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 """
 
 from ._bayesian_dawid_skene import BayesianDawidSkene
-from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
+from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating
+from ._continuous import check_ratings  # noqa: F401 (skcrowd.check_ratings, not an estimator)
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
 from ._glad import GLAD
