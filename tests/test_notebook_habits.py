@@ -326,8 +326,13 @@ def test_nets_print_one_row_per_epoch(index, one_torch_thread, capsys):
     y = votes.astype(np.float32) if "Regressor" in type(net).__name__ else votes
     net.fit(X, y)
     assert capsys.readouterr().out == ""
-    clone(net).set_params(verbose=1).fit(X, y)
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    loud = clone(net).set_params(verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    # a net that chooses its settings (lr="auto") first prints one line per search run
+    search = loud.search_results_
+    n_runs = 0 if search is None else len(search["rung"]) + int(np.sum(search["rung"] == 1))
+    assert all(line.startswith("search: ") for line in lines[:n_runs])
+    rows = [line.split() for line in lines[n_runs:]]
     assert rows[0][0] == "epoch" and "train_loss" in rows[0]
     assert [row[0] for row in rows[2:4]] == ["1", "2"]  # after the header's rule
     # then the refit on every task, for the epochs the held-out votes chose, in one line and

@@ -435,6 +435,9 @@ class CrowdNetMixin:
             if not getattr(self, "_search_kept_run", False):
                 with self._seeded(seeds):
                     if not warm:
+                        # a fresh start: after a search (or an earlier fit) skorch would
+                        # print one "Re-initializing" line per module
+                        self.initialized_ = False
                         self.initialize()
                     super().partial_fit(X, targets, **fit_params)
             selection = dict(self.callbacks_).get("held_out_selection")
