@@ -84,11 +84,11 @@ def _check_bits(values, where):
 
 
 def _missing(values, missing_label):
+    """Where ``values`` holds the marker of a worker who did not answer."""
+    if isinstance(missing_label, float) and np.isnan(missing_label):
+        return np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
     if missing_label is None:
         return np.zeros(values.shape, dtype=bool)
-    if isinstance(missing_label, float) and np.isnan(missing_label):
-        return np.isnan(values) if np.issubdtype(values.dtype, np.floating) else \
-            np.zeros(values.shape, dtype=bool)
     return values == missing_label
 
 

@@ -256,3 +256,15 @@ def test_grid_search_with_gold_on_held_out_tasks():
     assert type(grid.best_params_["aggregator"]).__name__ == "DawidSkene"
     assert grid.best_estimator_.predict(votes).shape == truth.shape
     assert 0.7 < grid.best_score_ < 1.0
+
+
+def test_nan_marks_a_missing_answer_when_asked():
+    votes = VOTES.astype(float)
+    votes[votes == -1] = np.nan
+    for model in (MultiLabelDawidSkene(), BinaryRelevance()):
+        expected = clone(model).fit(VOTES).predict_proba(VOTES)
+        np.testing.assert_allclose(
+            clone(model).set_params(missing_label=np.nan).fit(votes).predict_proba(votes),
+            expected, rtol=1e-12)
+        with pytest.raises(ValueError, match=r"row 1, worker 2, label 0\): nan is not a vote"):
+            clone(model).fit(votes)  # the default marker is -1
