@@ -235,13 +235,15 @@ class BayesianDawidSkene(DawidSkene):
         # empirical Bayes: the prior of highest evidence for the expected counts, jointly with
         # the posteriors it gives (from the initial prior, then from the last one)
         prior_t = (np.eye(K) + 1.0 / K).T if params is None else params[2].T
-        prior = fit_dirichlet_multinomial(worker_counts, prior_t, bounds=PRIOR_BOUNDS,
-                                          max_iter=PRIOR_NEWTON_STEPS).T
+        prior, evidence = fit_dirichlet_multinomial(worker_counts, prior_t, bounds=PRIOR_BOUNDS,
+                                                    max_iter=PRIOR_NEWTON_STEPS,
+                                                    return_evidence=True)
+        prior = prior.T
         posterior_t = worker_counts + prior.T
         expected_log_t, _ = dirichlet_expectations(posterior_t, prior.T)
         # the divergence from the counts: as a difference of log-gamma values it keeps only
         # about 1e-9 of precision once the prior's pseudo-counts reach 1e5
-        kl = dirichlet_posterior_kl(worker_counts, prior.T, expected_log_t)
+        kl = dirichlet_posterior_kl(worker_counts, prior.T, expected_log_t, evidence=evidence)
         return (posterior_t, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
                 np.float64(kl))
 

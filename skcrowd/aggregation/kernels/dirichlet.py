@@ -91,7 +91,7 @@ def dirichlet_expectations(posterior_t, prior_t, *, out=None):
     return out, float(row_kl.sum(axis=1).sum())
 
 
-def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t):
+def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t, *, evidence=None):
     """``sum_{j, s} KL(Dir(b[:, s] + N[j, :, s]) || Dir(b[:, s]))``, without cancellation.
 
     The divergence of :func:`dirichlet_expectations` for posteriors that are the prior
@@ -109,6 +109,9 @@ def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t):
         Prior ``b``, positive.
     expected_log_t : ndarray of shape (n_workers, K, S)
         ``E_q[log pi]`` of the posteriors ``b + N`` (:func:`dirichlet_expectations`).
+    evidence : float, default=None
+        The log-evidence ``F`` of the counts under ``b``, when known (the second value of
+        ``fit_dirichlet_multinomial(..., return_evidence=True)``); computed otherwise.
 
     Examples
     --------
@@ -120,8 +123,9 @@ def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t):
     (0.193147, 0.193147)
     """
     counts_t = np.asarray(counts_t, dtype=np.float64)
-    evidence = _PolyaData(counts_t).evaluate(np.asarray(prior_t, dtype=np.float64))
-    return float((counts_t * expected_log_t).sum() - evidence.sum())
+    if evidence is None:
+        evidence = _PolyaData(counts_t).evaluate(np.asarray(prior_t, dtype=np.float64)).sum()
+    return float((counts_t * expected_log_t).sum() - evidence)
 
 
 def dirichlet_kl(posterior, prior):
@@ -159,7 +163,7 @@ def dirichlet_expected_log(posterior):
 
 
 def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
-                              max_iter=_PRIOR_MAX_ITER, tol=_PRIOR_TOL):
+                              max_iter=_PRIOR_MAX_ITER, tol=_PRIOR_TOL, return_evidence=False):
     """Empirical-Bayes Dirichlet priors: maximize the Dirichlet-multinomial evidence of counts.
 
     Column ``s`` of ``prior_t`` is the Dirichlet prior ``alpha`` shared by row
@@ -197,10 +201,15 @@ def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
         Maximum number of Newton steps.
     tol : float, default=1e-8
         Stop when no step changes an entry by more than ``tol`` relative.
+    return_evidence : bool, default=False
+        Also return ``F`` at the result, summed over the columns (the value the search
+        computed last, not a new pass).
 
     Returns
     -------
     prior_t : ndarray of shape (D, S)
+    evidence : float
+        Only with ``return_evidence``.
 
     References
     ----------
@@ -263,7 +272,10 @@ def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
         if np.array_equal(new, alpha):
             break
         alpha = new
-    return alpha
+    if not return_evidence:
+        return alpha
+    # value holds F at alpha: every accepted step updated its column's entry with it
+    return alpha, float((data.evaluate(alpha) if max_iter < 1 else value).sum())
 
 
 class _PolyaData:

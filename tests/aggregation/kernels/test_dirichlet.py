@@ -11,6 +11,7 @@ from skcrowd.aggregation.kernels import (
     dirichlet_expectations,
     dirichlet_expected_log,
     dirichlet_kl,
+    dirichlet_posterior_kl,
     fit_dirichlet_multinomial,
 )
 
@@ -128,3 +129,24 @@ def test_empirical_bayes_update_never_decreases_and_handles_degenerate_columns()
     pooled = fit_dirichlet_multinomial(same, np.ones((2, 1)), bounds=(1e-2, 1e3), max_iter=200)
     assert pooled.max() == 1e3
     assert pooled[1, 0] / pooled.sum() == pytest.approx(0.25, rel=1e-2)
+
+
+def test_posterior_kl_from_counts_is_the_kl_and_takes_the_fit_s_evidence(engine):
+    """The divergence of prior + counts, by hand, with the evidence computed or handed over
+    from the prior's fit (the same number: the fit's last value, not a new pass)."""
+    rng = np.random.default_rng(1)  # workers' rows from Dir(2, 1, 0.5): a prior of moderate
+    # pseudo-counts (the by-hand formula of log-gamma values keeps 1e-7 at 1e7 pseudo-counts)
+    rows = rng.dirichlet([2.0, 1.0, 0.5], size=(5, 2))
+    counts_t = np.stack([[rng.multinomial(12, rows[j, s]) for s in range(2)]
+                         for j in range(5)]).transpose(0, 2, 1).astype(float)
+    counts_t[4] = 0.0  # a worker without counts: its rows are the prior, KL 0
+    prior_t, evidence = fit_dirichlet_multinomial(counts_t, np.ones((3, 2)),
+                                                  return_evidence=True)
+    posterior_t = counts_t + prior_t
+    expected_log, _ = dirichlet_expectations(posterior_t, prior_t)
+    by_hand = sum(_kl_by_hand(posterior_t[j, :, s], prior_t[:, s])
+                  for j in range(5) for s in range(2))
+    computed = dirichlet_posterior_kl(counts_t, prior_t, expected_log)
+    np.testing.assert_allclose(computed, by_hand, rtol=1e-10)
+    assert dirichlet_posterior_kl(counts_t, prior_t, expected_log, evidence=evidence) == computed
+    assert np.array_equal(fit_dirichlet_multinomial(counts_t, np.ones((3, 2))), prior_t)
