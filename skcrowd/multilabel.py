@@ -46,10 +46,7 @@ class _MultiLabelVotes:
     def __init__(self, task, worker, label, value, shape):
         self.task, self.worker, self.label, self.value = task, worker, label, value
         self.n_tasks, self.n_workers, self.n_labels = shape
-
-    def cell(self):
-        """Index ``task * n_labels + label`` of each entry."""
-        return self.task * self.n_labels + self.label
+        self.cell = task * self.n_labels + label  # (task, label) of each entry, flat
 
     def label_matrix(self, label):
         """The 0/1 votes of one label, as a sparse matrix whose stored entries are the votes."""
@@ -394,7 +391,7 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
                 raise ValueError(f"prior must be 'auto' or two non-negative pseudo-counts "
                                  f"(a, b), got {self.prior!r}.")
         votes = self._read(X, reset=True)
-        cell = votes.cell()
+        cell = votes.cell
         n_cells = votes.n_tasks * votes.n_labels
         # start: each label's share of the bits given on the task (a soft majority vote)
         ticked = np.bincount(cell, votes.value.astype(float), minlength=n_cells)
@@ -428,7 +425,7 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
     @staticmethod
     def _counts(votes, posterior):
         """Per worker: expected right ticks, on labels, right blanks, off labels."""
-        q = posterior[votes.cell()]
+        q = posterior[votes.cell]
         on = votes.value.astype(float)
         W = votes.n_workers
         return np.array([np.bincount(votes.worker, q * on, minlength=W),
@@ -460,7 +457,7 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
         log_on = np.where(on, np.log(sensitivity[w]), np.log1p(-sensitivity[w]))
         log_off = np.where(on, np.log1p(-specificity[w]), np.log(specificity[w]))
         n_cells = votes.n_tasks * votes.n_labels
-        cell = votes.cell()
+        cell = votes.cell
         log_p1 = (np.bincount(cell, log_on, minlength=n_cells).reshape(-1, votes.n_labels)
                   + np.log(prevalence))
         log_p0 = (np.bincount(cell, log_off, minlength=n_cells).reshape(-1, votes.n_labels)
