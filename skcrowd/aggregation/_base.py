@@ -23,7 +23,6 @@ sources give the same model.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import numbers
@@ -43,6 +42,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
+from ..base import _as_it_was_on_error
 from ..votes import _fmt, check_known_labels, check_not_long_format, check_votes
 from .kernels import BlockLayout, fit_engine, naive_soft_labels, row_argmax, safe_log
 
@@ -281,19 +281,6 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
             "_vote_log_likelihood (for an EM model: _vote_log_proba); see the Notes of "
             "skcrowd.aggregation._base.BaseEM."
         )
-
-
-@contextlib.contextmanager
-def _as_it_was_on_error(estimator):
-    """Restore ``estimator``'s attributes if the block raises: a fit that fails (bad input, a
-    lost Dask cluster, an interrupt) leaves no half-written fitted attribute."""
-    before = dict(estimator.__dict__)
-    try:
-        yield
-    except BaseException:
-        estimator.__dict__.clear()
-        estimator.__dict__.update(before)
-        raise
 
 
 def _is_pandas_frame(X):

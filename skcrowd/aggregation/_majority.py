@@ -10,7 +10,8 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseAggregator, _as_it_was_on_error
+from ..base import _as_it_was_on_error
+from ._base import BaseAggregator
 from .kernels import naive_soft_labels, safe_log
 
 

@@ -14,7 +14,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Integral, Interval
 
-from ._base import BaseAggregator, _as_it_was_on_error
+from ..base import _as_it_was_on_error
+from ._base import BaseAggregator
 from .kernels import SHARES, SOFTMAX, BlockLayout, weighted_vote_proba
 
 
