@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real
 from sklearn.utils.validation import check_is_fitted
 
-from ..votes import Votes
+from .._holdout import _subset, held_out_score, held_out_votes
 from ._base import BaseAggregator, BaseEM
 from ._dawid_skene import WeightedDawidSkene
 
@@ -254,48 +254,6 @@ class AggregatorSelector(BaseAggregator):
         """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
-
-
-def held_out_votes(votes, test_size, random_state):
-    """Mask of the held-out votes: about ``test_size`` of each task's votes, at random.
-
-    Each task holds out ``floor(test_size * n + u)`` of its ``n`` votes (``u``
-    uniform in [0, 1), so the share is ``test_size`` on average), at most
-    ``n - 1``: every task keeps a vote.
-
-    Parameters
-    ----------
-    votes : Votes
-    test_size : float
-    random_state : RandomState
-
-    Returns
-    -------
-    ndarray of bool of shape (n_votes,)
-    """
-    n = votes.votes_per_task()
-    key = random_state.random_sample(votes.n_votes)
-    order = np.lexsort((key, votes.task))  # each task's votes in random order
-    rank = np.empty(votes.n_votes, dtype=np.int64)
-    rank[order] = np.arange(votes.n_votes) - np.repeat(votes.task_indptr()[:-1], n)
-    held = np.minimum(np.floor(test_size * n + random_state.random_sample(len(n))), n - 1)
-    return rank < held[votes.task]
-
-
-def held_out_score(model, context, held_out):
-    """Mean log-probability of the ``held_out`` votes given the ``context`` votes of their
-    tasks under the fitted ``model`` (see :meth:`BaseAggregator._vote_log_likelihood`)."""
-    if held_out.n_votes == 0:
-        raise ValueError("no vote to hold out: every task has a single vote.")
-    log_proba = model._vote_log_likelihood(context, held_out.task, held_out.worker,
-                                           held_out.label)
-    return float(np.mean(log_proba))
-
-
-def _subset(votes, mask):
-    """The votes selected by ``mask`` (still sorted by task)."""
-    return Votes(task=votes.task[mask], worker=votes.worker[mask], label=votes.label[mask],
-                 n_tasks=votes.n_tasks, n_workers=votes.n_workers, classes=votes.classes)
 
 
 def _seeded(estimator, random_state):
