@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import BaseEM
+from ._em import BaseEM
 from ._dawid_skene import DawidSkene
 from .kernels import (dirichlet_expectations, dirichlet_posterior_kl, ds_block_statistics,
                       ds_e_step, fit_dirichlet_multinomial, safe_log)

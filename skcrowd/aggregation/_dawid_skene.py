@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._base import BaseEM, _vote_frequencies
+from ._em import BaseEM, _vote_frequencies
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
                       ds_worker_counts, safe_log)

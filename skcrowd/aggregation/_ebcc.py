@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseEM
+from ._em import BaseEM
 from .kernels import (BlockLayout, dirichlet_expectations, dirichlet_expected_log, dirichlet_kl,
                       ds_block_statistics, ds_e_step, ds_worker_counts, safe_log)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._base import BaseEM
+from ._em import BaseEM
 from .kernels import (
     glad_block_statistics,
     glad_gradients,

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._base import BaseEM
+from ._em import BaseEM
 from ._empirical_bayes import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                                fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term

@@ -14,11 +14,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseAggregator, _is_pandas_frame
+from ._em import _MAX_PRIOR_ITER  # iterations in which the latent-score prior may settle
 
 __all__ = ["OrdinalDawidSkene"]
 
 _SQRT_2PI = np.sqrt(2 * np.pi)
-_MAX_PRIOR_ITER = 50  # iterations in which the latent-score prior may settle (as in BaseEM)
 
 
 def _fsum(values):

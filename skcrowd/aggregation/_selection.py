@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import Integral, Interval, Real
 from sklearn.utils.validation import check_is_fitted
 
 from .._holdout import _subset, held_out_score, held_out_votes
-from ._base import BaseAggregator, BaseEM
+from ._base import BaseAggregator
+from ._em import BaseEM
 from ._dawid_skene import WeightedDawidSkene
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skcrowd.aggregation._base import _id_keys, _TaskDraws
+from skcrowd.aggregation._task_draws import _id_keys, _TaskDraws
 
 
 def test_a_task_draws_the_same_numbers_in_any_block():

@@ -40,7 +40,7 @@ Modules:
 A new model adds one module here, named for it, whose public kernels take a
 :class:`BlockLayout` and the parameters, branch on ``_engine()`` at each call
 (numba path, numpy path) and are re-exported below (see
-:class:`skcrowd.aggregation._base.BaseEM` for the estimator's side).
+:class:`skcrowd.aggregation._em.BaseEM` for the estimator's side).
 
 Two engines compute the same numbers (to rounding, about 1e-12):
 
