@@ -20,6 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .._layout import BlockLayout
 from ..votes import Votes, _fmt
 
 
@@ -60,8 +61,6 @@ class VoteBlock:
     @cached_property
     def layout(self):
         """The kernels' :class:`~skcrowd.aggregation.kernels.BlockLayout` of the votes."""
-        from ..aggregation.kernels import BlockLayout
-
         return BlockLayout(self.votes)
 
     @classmethod
