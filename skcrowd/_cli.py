@@ -212,12 +212,11 @@ def _parse_param(text):
 
 def _read_votes(args):
     """The votes CSV as :class:`~skcrowd.votes.LongVotes`, and its tasks in file order."""
-    from .datasets._loaders import as_ints_if_possible
-    from .votes import votes_from_long
+    from .votes import _as_ints_if_possible, votes_from_long
 
     columns = {"task": args.task_col, "worker": args.worker_col, "label": args.label_col}
     values = _read_long_csv(args.votes, columns, args.delimiter)
-    labels = as_ints_if_possible(values["label"])
+    labels = _as_ints_if_possible(values["label"])
     try:
         long = votes_from_long(
             None, task=np.asarray(values["task"]), worker=np.asarray(values["worker"]),
@@ -276,12 +275,12 @@ TASK_REPORT_FILE = "task_report.csv"
 
 def _read_known(args, long):
     """Known label (class index, -1 unknown) of each task of ``long`` from ``--known``."""
-    from .datasets._loaders import as_ints_if_possible
+    from .votes import _as_ints_if_possible
 
     columns = {"task": args.task_col, "label": args.label_col}
     values = _read_long_csv(args.known, columns, args.delimiter)
     tasks = np.asarray(values["task"])
-    labels = as_ints_if_possible(values["label"])
+    labels = _as_ints_if_possible(values["label"])
     if long.classes.dtype.kind in "iu" and labels.dtype.kind not in "iu":
         bad = next(v for v in values["label"] if not v.lstrip("+-").isdigit())
         raise CommandError(f"{args.known}: label {bad!r} is not an integer like the votes' labels.")
@@ -432,7 +431,7 @@ def report(args, out):
 
 
 def fetch(args, out):
-    from .datasets._fetchers import dataset_folder, list_crowd_datasets
+    from .datasets import dataset_folder, list_crowd_datasets
 
     if args.list:
         columns = ["name", "tasks", "workers", "classes", "votes", "gold", "same_crowd_as"]

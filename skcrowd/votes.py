@@ -850,6 +850,26 @@ def _column(data, key, what):
     return col
 
 
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def _as_ints_if_possible(values):
+    """String values as an int64 array if every one is written as an integer, else as str.
+
+    How ids and labels read as text (a long-format votes CSV, the id tables of
+    a dataset folder) become labels: ``"2"`` sorts before ``"10"`` when every
+    value is an integer. Only plain decimal integers count (``int()`` would
+    also read ``"6_11"`` as 611 and ``" 7"`` as 7, merging distinct ids).
+    """
+    values = np.asarray(values, dtype=str)
+    if not all(_INTEGER_RE.fullmatch(v) for v in values):
+        return values
+    try:
+        return np.array([int(v) for v in values], dtype=np.int64)
+    except OverflowError:
+        return values
+
+
 def votes_from_long(data=None, task="task", worker="worker", label="label", *, sparse=False):
     """Build a votes matrix from long-format votes (one row per vote).
 

@@ -17,15 +17,19 @@
   :class:`~skcrowd.neural.CrowdLayerRegressor` and
   :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`;
   :func:`fetch_labelme` and :func:`fetch_music` are shortcuts for two
-  crowds with features.
+  crowds with features;
+- :func:`dataset_folder` gives the folder of a fetched classification crowd,
+  for tools that read a dataset folder.
 """
 
 from ._download import get_data_home
-from ._fetchers import fetch_crowd_dataset, fetch_labelme, fetch_music, list_crowd_datasets
+from ._fetchers import (dataset_folder, fetch_crowd_dataset, fetch_labelme, fetch_music,
+                        list_crowd_datasets)
 from ._loaders import load_crowd_dataset
 from ._simulation import make_confusion_matrix, make_crowd_classification, simulate_annotators
 
 __all__ = [
+    "dataset_folder",
     "fetch_crowd_dataset",
     "fetch_labelme",
     "fetch_music",

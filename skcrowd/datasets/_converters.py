@@ -1,8 +1,10 @@
 """Converters of the public crowds' source files into skcrowd's dataset-folder layout.
 
-One reader per published format, each returning a :class:`Crowd` (votes as
-integer triplets, original ids, gold labels, features), and one writer,
-:func:`write_dataset`, shared by all. The rules every converter follows:
+One reader per published format, each returning a
+:class:`~skcrowd.datasets._folder.Crowd` (votes as integer triplets, original
+ids, gold labels, features), which one writer,
+:func:`~skcrowd.datasets._folder.write_dataset`, writes into a dataset folder.
+The rules every converter follows:
 
 - **ids**: tasks, workers and classes are numbered from 0 in the order of
   their original ids, numerically when every id is an integer (``"2" <
@@ -26,134 +28,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import os
 import tarfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ._loaders import as_ints_if_possible
-
-__all__ = ["Crowd", "write_dataset"]
-
-
-# ---------------------------------------------------------------------------
-# The converted crowd and its writer
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Crowd:
-    """A converted crowd: votes as triplets of class indices, with the original ids.
-
-    ``task``, ``worker``, ``label`` are int64 arrays sorted by task then
-    worker, one vote per (task, worker); ``target`` holds the gold class of
-    each task (-1: none). ``features`` maps a split (``train``, ``valid``,
-    ``test``) to its rows (``train`` in task order) and ``held_out`` a split
-    to its gold classes.
-    """
-
-    task: np.ndarray
-    worker: np.ndarray
-    label: np.ndarray
-    task_ids: np.ndarray
-    worker_ids: np.ndarray
-    labels: np.ndarray
-    target: np.ndarray
-    n_duplicates: int = 0
-    n_gold_dropped: int = 0
-    class_names: list | None = None
-    feature_name: str | None = None
-    features: dict = field(default_factory=dict)
-    held_out: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
-
-
-def crowd_stats(crowd):
-    """Counts of a converted crowd, under the keys of the shared folders' ``stats.json``."""
-    n_tasks, n_workers, n_classes = len(crowd.task_ids), len(crowd.worker_ids), len(crowd.labels)
-    per_task = np.bincount(crowd.task, minlength=n_tasks)
-    per_worker = np.bincount(crowd.worker, minlength=n_workers)
-    gold = np.flatnonzero(crowd.target >= 0)
-    counts = np.zeros((n_tasks, n_classes))
-    np.add.at(counts, (crowd.task, crowd.label), 1)
-    scored = gold[per_task[gold] > 0]
-    winners = counts[scored] == counts[scored].max(axis=1, keepdims=True)
-    credit = winners[np.arange(len(scored)), crowd.target[scored]] / winners.sum(axis=1)
-    return {
-        "n_tasks": n_tasks,
-        "n_tasks_with_votes": int((per_task > 0).sum()),
-        "n_workers": n_workers,
-        "n_classes": n_classes,
-        "n_votes": len(crowd.task),
-        "duplicate_task_worker_pairs_dropped": int(crowd.n_duplicates),
-        "gold_labels_of_tasks_without_votes_dropped": int(crowd.n_gold_dropped),
-        "votes_per_task_mean": round(float(per_task.mean()), 2),
-        "votes_per_task_min": int(per_task.min()),
-        "votes_per_task_median": float(np.median(per_task)),
-        "votes_per_task_max": int(per_task.max()),
-        "votes_per_worker_mean": round(float(per_worker.mean()), 2),
-        "votes_per_worker_min": int(per_worker.min()),
-        "votes_per_worker_max": int(per_worker.max()),
-        "n_gold": len(gold),
-        "gold_class_counts": np.bincount(crowd.target[gold], minlength=n_classes).tolist(),
-        # ties count as a uniform random pick among the tied classes (tasks with votes)
-        "mv_accuracy_random_ties": round(float(credit.mean()), 4) if len(scored) else None,
-    }
-
-
-def _write_ids(path, key, header, ids):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow([key, header])
-        writer.writerows(enumerate(ids))
-
-
-def _write_ints(path, header, *columns):
-    table = np.column_stack(columns) if len(columns[0]) else np.zeros((0, len(header)), int)
-    np.savetxt(path, table, fmt="%d", delimiter=",", header=",".join(header), comments="")
-
-
-def write_dataset(folder, crowd, *, name, sources):
-    """Write ``crowd`` into ``folder`` in skcrowd's layout; ``votes.csv`` last, atomically.
-
-    ``votes.csv`` marks a complete conversion: it is written into a
-    temporary file renamed into place once every other file is written, so an
-    interrupted conversion leaves no ``votes.csv`` and is converted again by
-    the next call. Returns the ``stats.json`` content.
-    """
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    _write_ids(folder / "tasks.csv", "task", "original_id", crowd.task_ids)
-    _write_ids(folder / "workers.csv", "worker", "original_id", crowd.worker_ids)
-    _write_ids(folder / "labels.csv", "label", "original_label", crowd.labels)
-    gold = np.flatnonzero(crowd.target >= 0)
-    _write_ints(folder / "truth.csv", ["task", "label"], gold, crowd.target[gold])
-    for split, X in crowd.features.items():
-        np.save(folder / f"features_{crowd.feature_name}_{split}.npy", X, allow_pickle=False)
-    for split, y in crowd.held_out.items():
-        np.save(folder / f"labels_{split}.npy", np.asarray(y, dtype=np.int64), allow_pickle=False)
-    class_names = list(crowd.class_names or [str(c) for c in crowd.labels])
-    notes = [
-        *crowd.notes,
-        f"Duplicate (task, worker) votes dropped: {crowd.n_duplicates} (a worker's first answer "
-        "to a task is kept).",
-        "Classes: " + ", ".join(f"{k} = {c}" for k, c in enumerate(class_names)) + ".",
-    ]
-    if crowd.n_gold_dropped:
-        notes.insert(-1, f"Gold labels of {crowd.n_gold_dropped} tasks without votes dropped.")
-    stats = {"name": name, **crowd_stats(crowd), "class_names": class_names,
-             "source_files": list(sources), "notes": " ".join(notes)}
-    (folder / "stats.json").write_text(json.dumps(stats, indent=1))
-    part = folder / f".votes.csv.{os.getpid()}.part"
-    try:
-        _write_ints(part, ["task", "worker", "label"], crowd.task, crowd.worker, crowd.label)
-        os.replace(part, folder / "votes.csv")
-    finally:
-        part.unlink(missing_ok=True)
-    return stats
+from ..votes import _as_ints_if_possible
+from ._folder import Crowd
 
 
 # ---------------------------------------------------------------------------
@@ -187,7 +69,7 @@ def _records(file, rows, names):
 def ordered_ids(values):
     """Distinct values in skcrowd's id order: numerically when all are integers, else as strings."""
     distinct = np.unique(np.asarray(values, dtype=str))
-    as_ints = as_ints_if_possible(distinct)
+    as_ints = _as_ints_if_possible(distinct)
     if as_ints.dtype.kind == "i":
         distinct = distinct[np.argsort(as_ints, kind="stable")]
     return distinct

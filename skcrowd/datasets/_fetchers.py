@@ -9,7 +9,8 @@
 crowd's pinned source files are fetched into ``data_home/sources/`` (see
 ``skcrowd.datasets._download``: sha256-verified, from
 ``SKCROWD_DATASETS_URL``), converted (``skcrowd.datasets._converters``) and
-written there, ``votes.csv`` last. The regression and sequence-labelling
+written there, ``votes.csv`` last (``skcrowd.datasets._folder``);
+:func:`dataset_folder` returns that folder. The regression and sequence-labelling
 crowds (``kind`` in :func:`list_crowd_datasets`) have no such folder: their
 verified source files are converted in memory at each call.
 """
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._converters import write_dataset
 from ._download import fetch_file, get_data_home, sha256_of
-from ._loaders import read_crowd_folder
+from ._folder import read_crowd_folder, write_dataset
 from ._registry import DATASETS
 
-__all__ = ["fetch_crowd_dataset", "list_crowd_datasets", "fetch_labelme", "fetch_music"]
+__all__ = ["dataset_folder", "fetch_crowd_dataset", "list_crowd_datasets", "fetch_labelme",
+           "fetch_music"]
 
 #: The crowds :func:`fetch_crowd_dataset` knows, by name.
 CROWD_DATASETS = {dataset.name: dataset for dataset in DATASETS}
@@ -87,12 +88,59 @@ def _source_paths(dataset, home, download_if_missing, absent):
 
 
 def dataset_folder(name, *, data_home=None, download_if_missing=True):
-    """Folder ``data_home/<name>`` holding dataset ``name`` in skcrowd's layout.
+    """The folder ``data_home/<name>/`` holding a public crowd in skcrowd's layout.
 
-    Converted from the pinned source files (downloaded if needed) when the
-    folder has no ``votes.csv``; read as is otherwise. Only classification
-    crowds have a folder: for the others, a ValueError says to call
-    :func:`fetch_crowd_dataset`, before anything is downloaded.
+    The folder that :func:`fetch_crowd_dataset` reads, for tools that take a
+    dataset folder (``--data DIR`` scripts, ``python -m skcrowd fetch``):
+    when it holds no ``votes.csv``, the crowd's pinned source files are
+    downloaded if needed, checked, converted and written there, as by
+    :func:`fetch_crowd_dataset`; otherwise it is returned as is, without
+    network access. Read it with :func:`load_crowd_dataset`.
+
+    Parameters
+    ----------
+    name : str
+        A classification crowd of :func:`list_crowd_datasets`, e.g.
+        ``"zhang2014_dog"``.
+    data_home : str or path-like, default=None
+        Folder of the datasets; default ``SKCROWD_DATA`` or ``~/skcrowd_data``
+        (see :func:`get_data_home`).
+    download_if_missing : bool, default=True
+        Download the source files when the folder holds no ``votes.csv``
+        (already-downloaded source files are converted offline); when False,
+        raise an ``OSError`` instead of downloading.
+
+    Returns
+    -------
+    pathlib.Path
+        ``data_home/<name>``, holding ``votes.csv`` and the other files of the
+        layout.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, has no converter yet, or is a regression or
+        sequence-labelling crowd, which the folder layout (class votes) cannot
+        hold: those are loaded with :func:`fetch_crowd_dataset`. Nothing is
+        downloaded then.
+    OSError
+        As :func:`fetch_crowd_dataset`, when the source files cannot be
+        downloaded.
+
+    See Also
+    --------
+    fetch_crowd_dataset : The crowd itself, as a Bunch.
+    load_crowd_dataset : Read a folder in skcrowd's layout.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from skcrowd.datasets import dataset_folder
+    >>> home = pathlib.Path(tempfile.mkdtemp())
+    >>> (home / "zhang2014_rte").mkdir()
+    >>> _ = (home / "zhang2014_rte" / "votes.csv").write_text("task,worker,label\\n0,0,1\\n")
+    >>> dataset_folder("zhang2014_rte", data_home=home, download_if_missing=False).name
+    'zhang2014_rte'
     """
     dataset = _dataset(name)
     _check_convertible(dataset)

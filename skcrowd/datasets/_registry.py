@@ -350,7 +350,7 @@ class CrowdDataset:
 
     ``convert`` takes ``{file name: local path}`` of the files it reads
     (``files``; None: every pinned file of ``source``) and returns a
-    :class:`~skcrowd.datasets._converters.Crowd` (``kind`` "classification",
+    :class:`~skcrowd.datasets._folder.Crowd` (``kind`` "classification",
     written as a folder in skcrowd's layout), or the loaded Bunch itself
     (``kind`` "regression" or "sequence", see
     ``skcrowd.datasets._structured``); it is None for a dataset that is

@@ -22,9 +22,8 @@ from skcrowd.datasets._converters import (
     convert_zhang2014,
     convert_zheng,
     ordered_ids,
-    write_dataset,
 )
-from skcrowd.datasets._loaders import read_crowd_folder
+from skcrowd.datasets._folder import read_crowd_folder, write_dataset
 
 
 def write(path, text, newline="\n"):

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skcrowd.datasets import _converters, _download, _registry, fetch_crowd_dataset, fetch_music
+from skcrowd.datasets import _download, _folder, _registry, fetch_crowd_dataset, fetch_music
 from skcrowd.datasets._fetchers import CROWD_DATASETS
 
 pytest.importorskip("pooch")
@@ -397,7 +397,7 @@ def test_a_truncated_copy_in_the_cache_is_downloaded_again(mirror, tmp_path, mon
 
 def test_an_interrupted_conversion_is_converted_again(mirror, tmp_path, monkeypatch):
     # os.replace renames votes.csv into place (pooch moves downloads with os.rename)
-    _fetch_interrupted(mirror, tmp_path, monkeypatch, _converters.os, "replace")
+    _fetch_interrupted(mirror, tmp_path, monkeypatch, _folder.os, "replace")
     folder = tmp_path / "zhang2014_bluebird"
     assert (folder / "tasks.csv").is_file() and not (folder / "votes.csv").exists()
     assert not [p for p in os.listdir(folder) if p.endswith(".part")]

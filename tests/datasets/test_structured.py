@@ -10,8 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from skcrowd.datasets import _download, fetch_crowd_dataset, load_crowd_dataset
-from skcrowd.datasets._fetchers import CROWD_DATASETS, dataset_folder
+from skcrowd.datasets import _download, dataset_folder, fetch_crowd_dataset, load_crowd_dataset
+from skcrowd.datasets._fetchers import CROWD_DATASETS
 from skcrowd.datasets._registry import COUNTS
 from skcrowd.datasets._structured import convert_conll2003_ner, convert_movie_reviews
 
