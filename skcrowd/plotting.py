@@ -31,14 +31,9 @@ import numpy as np
 from scipy.special import entr
 from sklearn.exceptions import NotFittedError
 
-from .metrics import (
-    _agreement_counts,
-    _check_proba,
-    _class_agreement,
-    _column_indices,
-    expected_calibration_error,
-    krippendorff_alpha,
-)
+from .metrics import expected_calibration_error, krippendorff_alpha
+from .metrics._agreement import _agreement_counts, _class_agreement
+from .metrics._gold import _check_proba, _column_indices
 from .votes import _fmt, check_votes
 
 try:

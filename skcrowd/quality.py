@@ -49,7 +49,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .metrics import _check_proba
+from .metrics._gold import _check_proba
 from .votes import check_known_labels, check_votes
 
 __all__ = ["worker_report", "task_report", "spammer_score"]

@@ -8,9 +8,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 
-import skcrowd.metrics as metrics
 from skcrowd.datasets import simulate_annotators
-from skcrowd.metrics import AgreementInterval, fleiss_kappa, krippendorff_alpha
+from skcrowd.metrics import AgreementInterval, _agreement, fleiss_kappa, krippendorff_alpha
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers, 12 units,
 # values 1-5, NaN missing; published alpha: nominal 0.743, ordinal 0.815, interval 0.849.
@@ -209,21 +208,21 @@ def test_bootstrap_replicate_is_the_coefficient_of_the_resampled_tasks():
     votes = rng.randint(4, size=(25, 5))
     votes[rng.rand(25, 5) < 0.5] = -1
     votes = votes[(votes >= 0).sum(axis=1) > 0]
-    counts, classes = metrics._agreement_counts(votes, -1, None)
+    counts, classes = _agreement._agreement_counts(votes, -1, None)
     draws = rng.randint(len(votes), size=(3, len(votes)))
     weights = np.stack([np.bincount(d, minlength=len(votes)) for d in draws]).astype(float)
     for level in ("nominal", "ordinal", "interval"):
-        statistic, _ = metrics._alpha_statistic(counts, level, classes)
+        statistic, _ = _agreement._alpha_statistic(counts, level, classes)
         expected = [krippendorff_alpha(votes[d], level_of_measurement=level) for d in draws]
         np.testing.assert_allclose(statistic(weights), expected, rtol=1e-10)
     expected = [fleiss_kappa(votes[d]) for d in draws]
-    np.testing.assert_allclose(metrics._kappa_statistic(counts)(weights), expected, rtol=1e-10)
+    np.testing.assert_allclose(_agreement._kappa_statistic(counts)(weights), expected, rtol=1e-10)
 
 
 def test_interval_does_not_depend_on_the_batch_size(monkeypatch):
     votes = np.random.RandomState(0).randint(3, size=(60, 4))
     full = krippendorff_alpha(votes, confidence_level=0.9, n_resamples=50, random_state=0)
-    monkeypatch.setattr(metrics, "_BOOTSTRAP_BATCH_ENTRIES", 7 * 60)  # batches of 7 replicates
+    monkeypatch.setattr(_agreement, "_BOOTSTRAP_BATCH_ENTRIES", 7 * 60)  # batches of 7 replicates
     assert krippendorff_alpha(votes, confidence_level=0.9, n_resamples=50,
                               random_state=0) == full
 
