@@ -35,7 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .aggregation._empirical_bayes import fit_beta_prior
+from .aggregation._priors import fit_beta_prior
 
 __all__ = ["BinaryRelevance", "MultiLabelDawidSkene", "multilabel_votes_from_long"]
 

@@ -6,8 +6,9 @@ import numpy as np
 
 from ._em import BaseEM
 from ._dawid_skene import DawidSkene
+from ._priors import fit_dirichlet_multinomial
 from .kernels import (dirichlet_expectations, dirichlet_posterior_kl, ds_block_statistics,
-                      ds_e_step, fit_dirichlet_multinomial, safe_log)
+                      ds_e_step, safe_log)
 
 # Box of the learned Dirichlet pseudo-counts: finite when the data cannot bound them (all
 # workers alike: the optimum is at infinity; an answer nobody gives: at zero).
@@ -42,7 +43,7 @@ class BayesianDawidSkene(DawidSkene):
        evidence ``sum_j log B(alpha_k + N[j, k]) / B(alpha_k)``, which is the
        ELBO's maximum over ``alpha_k`` jointly with ``q(pi)``, by Minka's
        (2000) Newton iterations,
-       :func:`~skcrowd.aggregation.kernels.fit_dirichlet_multinomial`);
+       ``skcrowd.aggregation._priors.fit_dirichlet_multinomial``);
     2. sets ``q(pi[j, k]) = Dir(alpha_k + expected counts of worker j's
        answers on tasks of class k)`` and the class priors;
     3. sets ``q(t_i)`` proportional to ``exp(log rho_k + sum_j E_q[log

@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
 from ._em import BaseEM
-from ._empirical_bayes import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
-                               fit_dirichlet_prior)
+from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
+                      fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_vote_tables, one_coin_agreement, one_coin_block_statistics,

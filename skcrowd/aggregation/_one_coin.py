@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ._em import BaseEM
-from ._empirical_bayes import beta_log_hyperprior, fit_beta_prior
+from ._priors import beta_log_hyperprior, fit_beta_prior
 from .kernels import (dirichlet_expected_log, dirichlet_kl, one_coin_agreement,
                       one_coin_block_statistics, one_coin_e_step, safe_log)
 

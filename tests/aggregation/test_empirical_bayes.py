@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from scipy.special import betaln, gammaln
+from scipy.special import betaln, gammaln, polygamma
 
-from skcrowd.aggregation._empirical_bayes import (beta_log_hyperprior, dirichlet_log_hyperprior,
-                                                  fit_beta_prior, fit_dirichlet_prior)
+from skcrowd.aggregation._priors import (beta_log_hyperprior, dirichlet_log_hyperprior,
+                                         fit_beta_prior, fit_dirichlet_prior, trigamma)
 
 
 def _beta_objective(prior, successes, trials):
@@ -95,3 +95,12 @@ def test_dirichlet_prior_never_worse_than_its_start_and_finite():
         fitted = fit_dirichlet_prior(counts, start)
         assert np.isfinite(fitted) and 1e-3 <= fitted <= 1e6
         assert _dirichlet_objective(fitted, counts) >= _dirichlet_objective(start, counts) - 1e-9
+
+
+def test_trigamma_matches_scipy_from_tiny_to_huge():
+    # the one trigamma of the prior fits (their Newton curvature)
+    x = np.concatenate([np.logspace(-150, 300, 4501), [0.5, 1.0, 5.999, 6.0, 6.001, 10.0]])
+    expected = polygamma(1, x)
+    assert np.all(np.isfinite(expected))
+    np.testing.assert_allclose(trigamma(x), expected, rtol=2e-12, atol=0)
+    assert trigamma(1.0) == pytest.approx(np.pi**2 / 6, rel=2e-12)

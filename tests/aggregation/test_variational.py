@@ -9,9 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from skcrowd.aggregation import EBCC, BayesianDawidSkene, DawidSkene, MajorityVote
-from skcrowd.aggregation._task_draws import _TaskDraws
 from skcrowd.aggregation._bayesian_dawid_skene import PRIOR_BOUNDS, PRIOR_NEWTON_STEPS
-from skcrowd.aggregation.kernels import fit_dirichlet_multinomial
+from skcrowd.aggregation._priors import fit_dirichlet_multinomial
+from skcrowd.aggregation._task_draws import _TaskDraws
 from skcrowd.datasets import simulate_annotators
 
 VB = [BayesianDawidSkene(), EBCC(random_state=0)]

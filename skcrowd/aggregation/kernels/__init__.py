@@ -22,8 +22,7 @@ Modules:
 - ``dawid_skene``: the Dawid-Skene E-step fused with its confusion counts, and
   its M-step (:func:`ds_block_statistics`, :func:`ds_log_confusions`, ...);
 - ``dirichlet``: the Dirichlet posteriors of the variational models (expected
-  logs and KL divergences in one pass, :func:`dirichlet_expectations`) and the
-  empirical-Bayes fit of a shared Dirichlet prior (:func:`fit_dirichlet_multinomial`);
+  logs and KL divergences in one pass, :func:`dirichlet_expectations`);
 - ``glad``: the GLAD E-step fused with the gradients of its M-step, and the
   per-task difficulty search (:func:`glad_block_statistics`,
   :func:`glad_task_difficulties`, ...);
@@ -110,7 +109,6 @@ from .dirichlet import (
     dirichlet_expected_log,
     dirichlet_kl,
     dirichlet_posterior_kl,
-    fit_dirichlet_multinomial,
 )
 from .glad import (
     LOG_BETA_BOUND,
@@ -164,7 +162,6 @@ __all__ = [
     "dirichlet_expected_log",
     "dirichlet_kl",
     "dirichlet_posterior_kl",
-    "fit_dirichlet_multinomial",
     "OneCoinBlockStatistics",
     "one_coin_e_step",
     "one_coin_agreement",

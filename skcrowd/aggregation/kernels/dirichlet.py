@@ -1,5 +1,4 @@
-"""Dirichlet posteriors of the variational models: expected logs, KL divergences, and the
-empirical-Bayes estimate of a Dirichlet prior.
+"""Dirichlet posteriors of the variational models: expected logs and KL divergences.
 
 The variational (mean-field) models keep a Dirichlet posterior ``q`` for every
 row of every worker's confusion matrix. Their tables use the layout of the
@@ -16,9 +15,11 @@ need, at each iteration,
 both from one pass (:func:`dirichlet_expectations`): numba (parallel over
 workers, with its own ``digamma``, accurate to about 1e-15) or numpy
 (``scipy.special``). :func:`dirichlet_kl` is the same divergence for small
-arrays, and :func:`fit_dirichlet_multinomial` the empirical-Bayes update of a
-prior shared by many rows (Minka, 2000), one implementation for both engines
-(numpy on the non-zero counts).
+arrays. :class:`_PolyaData` holds the log-gamma differences of the
+Dirichlet-multinomial evidence, on both engines: the KL of
+:func:`dirichlet_posterior_kl`, and the empirical-Bayes fit of a prior shared
+by many rows (``fit_dirichlet_multinomial`` in ``skcrowd.aggregation._priors``,
+with the other fits of priors to the data).
 """
 
 from __future__ import annotations
@@ -31,12 +32,7 @@ from scipy.special import digamma, gammaln, zeta
 from ._common import _MAX_CHUNKS, _engine, _jit, _parallel, numba
 
 _DIGAMMA_SHIFT = 10.0  # digamma: recurrence up to here, then the asymptotic series
-_PRIOR_MAX_ITER = 50
-_PRIOR_TOL = 1e-8
-_PRIOR_HALVINGS = 6
-_PRIOR_GAIN_TOL = 1e-9
 _TAYLOR_SHIFT = 1e-8  # shifts below this times their base: Taylor expansion
-_TINY = np.finfo(np.float64).tiny  # a curvature below this (subnormal) has no finite inverse
 
 
 def dirichlet_expectations(posterior_t, prior_t, *, out=None):
@@ -96,7 +92,7 @@ def dirichlet_posterior_kl(counts_t, prior_t, expected_log_t, *, evidence=None):
 
     The divergence of :func:`dirichlet_expectations` for posteriors that are the prior
     plus counts, written as ``sum_l N_l E[log pi_l]`` minus the log-evidence of the counts
-    (:func:`fit_dirichlet_multinomial`'s ``F``), whose log-gamma differences are computed
+    (the ``F`` of ``fit_dirichlet_multinomial``), whose log-gamma differences are computed
     directly. With pseudo-counts of 1e5 the divergence as a difference of log-gamma values
     (about 1e6 each) keeps only about 1e-9 of absolute precision, the level at which an
     ELBO then seems to decrease.
@@ -162,124 +158,8 @@ def dirichlet_expected_log(posterior):
     return digamma(posterior) - digamma(posterior.sum(axis=-1, keepdims=True))
 
 
-def fit_dirichlet_multinomial(counts_t, prior_t, *, bounds=(1e-300, np.inf),
-                              max_iter=_PRIOR_MAX_ITER, tol=_PRIOR_TOL, return_evidence=False):
-    """Empirical-Bayes Dirichlet priors: maximize the Dirichlet-multinomial evidence of counts.
-
-    Column ``s`` of ``prior_t`` is the Dirichlet prior ``alpha`` shared by row
-    ``s`` of every worker's table, whose (expected, possibly fractional)
-    counts are ``counts_t[j, :, s]``. The update maximizes, for each column,
-
-    ``F(alpha) = sum_j [log Gamma(A) - log Gamma(A + n_j) + sum_l (log Gamma(alpha_l
-    + N_jl) - log Gamma(alpha_l))]``, with ``A = sum_l alpha_l`` and ``n_j =
-    sum_l N_jl``,
-
-    the log-evidence ``sum_j log B(alpha + N_j) / B(alpha)`` of the counts
-    under ``alpha`` (Minka, 2000, section 4, the Polya distribution). For a
-    model whose posterior rows are ``q = Dir(alpha + N_j)`` this is the
-    evidence lower bound's dependence on ``alpha`` jointly with ``q``, so the
-    update is an exact block maximization of the ELBO. Rows without counts do
-    not enter ``F`` (a column without any keeps its prior); an entry ``l``
-    without counts in any row of the column gets the lower bound (``F``
-    decreases in it). The other entries take
-    safeguarded Newton steps, the Hessian being a diagonal plus a rank-one
-    matrix (Minka, 2000), each entry at most doubled or halved: a full step,
-    or halved ones until ``F`` increases,
-    within ``bounds``, until the predicted gain is within the rounding of
-    ``F`` (1e-9 per term) (entries held at a bound they are pushed against do not
-    move). ``F`` never decreases.
-
-    Parameters
-    ----------
-    counts_t : ndarray of shape (n_workers, D, S)
-        Non-negative counts ``N[j, l, s]``.
-    prior_t : ndarray of shape (D, S)
-        Current priors (the starting point), positive.
-    bounds : (float, float)
-        Box of the entries of the prior.
-    max_iter : int, default=50
-        Maximum number of Newton steps.
-    tol : float, default=1e-8
-        Stop when no step changes an entry by more than ``tol`` relative.
-    return_evidence : bool, default=False
-        Also return ``F`` at the result, summed over the columns (the value the search
-        computed last, not a new pass).
-
-    Returns
-    -------
-    prior_t : ndarray of shape (D, S)
-    evidence : float
-        Only with ``return_evidence``.
-
-    References
-    ----------
-    T. P. Minka. "Estimating a Dirichlet distribution". Technical report, MIT, 2000.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcrowd.aggregation.kernels import fit_dirichlet_multinomial
-    >>> rng = np.random.default_rng(0)
-    >>> rows = rng.dirichlet([6.0, 2.0, 1.0], size=4000)  # 4000 workers, 30 answers each
-    >>> counts = np.stack([rng.multinomial(30, p) for p in rows]).astype(float)[:, :, None]
-    >>> fit_dirichlet_multinomial(counts, np.ones((3, 1))).ravel().round(1)
-    array([6., 2., 1.])
-    """
-    low, high = bounds
-    S = prior_t.shape[1]
-    data = _PolyaData(counts_t)
-    alpha = np.array(prior_t, dtype=np.float64)
-    free = data.entries > 0
-    # an answer nobody gives in a column with counts: F decreases in its pseudo-count
-    alpha[~free & free.any(axis=0)] = low
-    for _ in range(max_iter):
-        value, gradient, diagonal, rank_one = data.evaluate(alpha, derivatives=True)
-        # entries that move: those with counts (of a curvature that does not round to zero),
-        # but not out of the box they are held at
-        active = (free & (diagonal < -_TINY) & ~((alpha >= high) & (gradient > 0))
-                  & ~((alpha <= low) & (gradient < 0)))
-        gradient[~active] = 0.0
-        inverse_d = np.where(active, 1.0 / np.where(active, diagonal, -1.0), 0.0)
-        # Newton direction -H^-1 g (H = diag(d) + c 1 1^T, Sherman-Morrison) where H is
-        # negative definite, else the diagonal Newton direction -g / d
-        denominator = 1.0 + rank_one * inverse_d.sum(axis=0)
-        definite = denominator > 0
-        correction = rank_one * (gradient * inverse_d).sum(axis=0) / np.where(definite,
-                                                                              denominator, 1.0)
-        direction = -(gradient - np.where(definite, correction, 0.0)) * inverse_d
-        # a trust region: no entry more than doubled or halved by one step
-        ratio = direction / alpha
-        largest = np.maximum(ratio.max(axis=0), -2.0 * ratio.min(axis=0))
-        direction *= 1.0 / np.maximum(largest, 1.0)
-        # columns whose predicted gain is within the rounding of F (about 1e-16 times each
-        # of its log-gamma terms, up to 1e7 for pseudo-counts of 1e5) are at their optimum
-        moving = (gradient * direction).sum(axis=0) > _PRIOR_GAIN_TOL * data.n_terms
-        step = np.ones(S)
-        new = alpha.copy()
-        for _ in range(_PRIOR_HALVINGS):
-            trial = np.where(free, np.clip(alpha + step * direction, low, high), alpha)
-            # a step too small to change the prior ends the column's search (an optimum, or
-            # a bound it is pushed against)
-            moving &= np.max(np.abs(trial - alpha) / alpha, axis=0) > tol
-            if not moving.any():
-                break
-            trial_value = data.evaluate(trial)
-            accept = moving & (trial_value > value)
-            new[:, accept] = trial[:, accept]
-            value = np.where(accept, trial_value, value)
-            moving &= ~accept
-            step = np.where(moving, 0.5 * step, step)
-        if np.array_equal(new, alpha):
-            break
-        alpha = new
-    if not return_evidence:
-        return alpha
-    # value holds F at alpha: every accepted step updated its column's entry with it
-    return alpha, float((data.evaluate(alpha) if max_iter < 1 else value).sum())
-
-
 class _PolyaData:
-    """The non-zero counts of :func:`fit_dirichlet_multinomial`, and its objective's pieces.
+    """Non-zero counts, and the pieces of their Dirichlet-multinomial log-evidence ``F``.
 
     Every piece is a sum of differences ``f(base + shift) - f(base)`` over the non-zero
     counts (``base`` a prior entry, ``shift`` the count) or over the rows with counts

@@ -6,13 +6,13 @@ from scipy.optimize import minimize
 from scipy.special import digamma, gammaln
 
 from skcrowd.aggregation import kernels
+from skcrowd.aggregation._priors import fit_dirichlet_multinomial
 from skcrowd.aggregation.kernels import (
     dirichlet,
     dirichlet_expectations,
     dirichlet_expected_log,
     dirichlet_kl,
     dirichlet_posterior_kl,
-    fit_dirichlet_multinomial,
 )
 
 

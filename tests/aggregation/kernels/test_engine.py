@@ -34,7 +34,8 @@ from skcrowd.aggregation.kernels import (
     weighted_vote_proba,
     worker_agreement,
 )
-from skcrowd.aggregation.kernels import dirichlet_expectations, fit_dirichlet_multinomial
+from skcrowd.aggregation._priors import fit_dirichlet_multinomial
+from skcrowd.aggregation.kernels import dirichlet_expectations
 
 from ._crowds import random_log_confusions, random_votes
 
