@@ -38,6 +38,10 @@ from ..votes import _as_ints_if_possible
 
 __all__ = ["Crowd", "read_crowd_folder", "write_dataset"]
 
+# ---------------------------------------------------------------------------
+# Reading a folder
+# ---------------------------------------------------------------------------
+
 _SPLITS = ("train", "valid", "test")
 _FEATURES_RE = re.compile(r"^features(?:_(?P<name>.+))?_train\.npy$")
 
