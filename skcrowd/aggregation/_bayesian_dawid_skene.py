@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ._em import BaseEM
+from ._em import BaseEM, PerWorker, Shared
 from ._dawid_skene import DawidSkene
 from ._priors import fit_dirichlet_multinomial
 from .kernels import (dirichlet_expectations, dirichlet_posterior_kl, ds_block_statistics,
@@ -14,6 +16,22 @@ from .kernels import (dirichlet_expectations, dirichlet_posterior_kl, ds_block_s
 # workers alike: the optimum is at infinity; an answer nobody gives: at zero).
 PRIOR_BOUNDS = (1e-2, 1e5)
 PRIOR_NEWTON_STEPS = 1  # per iteration: the prior and the posteriors converge together
+
+
+class BayesianDawidSkeneParameters(NamedTuple):
+    """The variational parameters of :class:`BayesianDawidSkene`."""
+
+    posterior_t: PerWorker
+    """``[j, l, k]``: the Dirichlet parameters of ``q(pi[j, k])`` (transposed as the
+    Dawid-Skene kernels want them)."""
+    expected_log_t: PerWorker
+    """``[j, l, k] = E_q[log pi[j, k, l]]``."""
+    prior: Shared
+    """``[k, l] = alpha[k, l]``."""
+    log_class_priors: Shared
+    """``(K,)`` log class priors."""
+    kl: Shared
+    """``sum_{j, k} KL(q(pi[j, k]) || Dir(alpha_k))``, computed with the expected logs."""
 
 
 class BayesianDawidSkene(DawidSkene):
@@ -209,12 +227,8 @@ class BayesianDawidSkene(DawidSkene):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters are (posterior_t, expected_log_t, prior, log_class_priors, kl):
-    # posterior_t[j, l, k] the Dirichlet parameters of q(pi[j, k]) (transposed as the
-    # Dawid-Skene kernels want them), expected_log_t[j, l, k] = E_q[log pi[j, k, l]],
-    # prior[k, l] = alpha[k, l], and kl = sum_{j, k} KL(q(pi[j, k]) || Dir(alpha_k)),
-    # computed with the expected logs. Statistics are DawidSkene's expected counts.
-    _parameter_axes = ("worker", "worker", "shared", "shared", "shared")
+    # Parameters: BayesianDawidSkeneParameters. Statistics are DawidSkene's expected counts.
+    _Parameters = BayesianDawidSkeneParameters
     # DawidSkene's statistics without its third entry (the leave-one-out counts of
     # smoothing="auto"): the prior here is learned from the expected counts
     _statistic_axes = ("worker", "shared")
@@ -235,7 +249,7 @@ class BayesianDawidSkene(DawidSkene):
         K = len(class_counts)
         # empirical Bayes: the prior of highest evidence for the expected counts, jointly with
         # the posteriors it gives (from the initial prior, then from the last one)
-        prior_t = (np.eye(K) + 1.0 / K).T if params is None else params[2].T
+        prior_t = (np.eye(K) + 1.0 / K).T if params is None else params.prior.T
         prior, evidence = fit_dirichlet_multinomial(worker_counts, prior_t, bounds=PRIOR_BOUNDS,
                                                     max_iter=PRIOR_NEWTON_STEPS,
                                                     return_evidence=True)
@@ -245,11 +259,12 @@ class BayesianDawidSkene(DawidSkene):
         # the divergence from the counts: as a difference of log-gamma values it keeps only
         # about 1e-9 of precision once the prior's pseudo-counts reach 1e5
         kl = dirichlet_posterior_kl(worker_counts, prior.T, expected_log_t, evidence=evidence)
-        return (posterior_t, expected_log_t, prior, safe_log(class_counts / class_counts.sum()),
-                np.float64(kl))
+        return BayesianDawidSkeneParameters(posterior_t, expected_log_t, prior,
+                                            safe_log(class_counts / class_counts.sum()),
+                                            np.float64(kl))
 
     def _class_log_priors(self, params):
-        return params[3]
+        return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, expected_log_t, _, log_priors, _ = params
@@ -259,7 +274,7 @@ class BayesianDawidSkene(DawidSkene):
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
-        return -float(params[-1])
+        return -float(params.kl)
 
     def _set_fitted(self, params):
         posterior_t, _, prior, log_priors, _ = params
@@ -274,7 +289,8 @@ class BayesianDawidSkene(DawidSkene):
         posterior_t = np.ascontiguousarray(self.confusion_counts_.transpose(0, 2, 1))
         prior = self.prior_confusion_ * self.prior_concentration_[:, None]
         expected_log_t, kl = dirichlet_expectations(posterior_t, prior.T)
-        return posterior_t, expected_log_t, prior, safe_log(self.class_priors_), np.float64(kl)
+        return BayesianDawidSkeneParameters(posterior_t, expected_log_t, prior,
+                                            safe_log(self.class_priors_), np.float64(kl))
 
     def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, expected_log_t, _, log_priors, _ = params
@@ -282,9 +298,9 @@ class BayesianDawidSkene(DawidSkene):
                          log_task_priors=log_task_priors)[0]
 
     def _vote_log_proba(self, layout, params, task, worker, label):
-        # the posterior predictive of a new vote (DawidSkene's hook reads log-probabilities
-        # from params[0], which holds Dirichlet parameters here)
-        return _log_posterior_means(params[0])[worker, label]
+        # the posterior predictive of a new vote (DawidSkene's hook reads log-probabilities,
+        # where this model has Dirichlet parameters)
+        return _log_posterior_means(params.posterior_t)[worker, label]
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
         posterior_t, _, _, log_priors, _ = params

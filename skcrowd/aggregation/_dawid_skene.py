@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._em import BaseEM, _vote_frequencies
+from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
                       ds_worker_counts, safe_log)
+
+
+class DawidSkeneParameters(NamedTuple):
+    """The parameters of :class:`DawidSkene` in EM (and of its weighted variant)."""
+
+    log_confusions_t: PerWorker
+    """``[j, l, k] = log P(worker j answers l | true class k)``."""
+    log_class_priors: Shared
+    """``(K,)`` log class priors."""
+    confusion_prior: Shared
+    """``[k, l]``: the Dirichlet pseudo-counts of every worker's confusion row ``k``."""
+    prior_settled: Shared
+    """Whether ``smoothing="auto"`` has stopped re-estimating ``confusion_prior`` (the prior
+    travels with the parameters because the M-step chooses it)."""
+    evidence_rows: PerWorker
+    """The row of each worker in the table of the "auto" prior's evidence (-1: not in it):
+    every step-th worker, at most ``_PRIOR_ROWS`` (worker, class) rows."""
+    n_evidence_rows: Shared
+    """The number of rows of that table."""
 
 
 class DawidSkene(BaseEM):
@@ -188,20 +209,14 @@ class DawidSkene(BaseEM):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters are (log_confusions_t, log_class_priors, confusion_prior, prior_settled,
-    # evidence_rows, n_evidence_rows) with log_confusions_t[j, l, k] = log P(worker j answers
-    # l | true class k), confusion_prior[k, l] the Dirichlet pseudo-counts of confusion row k,
-    # prior_settled whether smoothing="auto" has stopped re-estimating them (they travel with
-    # the parameters because the M-step chooses them), and evidence_rows[j] the row of worker
-    # j in the table of the "auto" prior's evidence (-1: not in it), which has
-    # n_evidence_rows rows: every step-th worker, at most _PRIOR_ROWS (worker, class) rows.
-    # Statistics are the expected counts [j, l, k], the expected number of tasks of each class
-    # and, while an "auto" prior settles, the leave-one-out hard counts [evidence row, l, k]
-    # of its evidence (ds_cavity_counts; shape (0, 0, 0) otherwise), a table of the evidence's
-    # workers only, summed over blocks: at 1e6 workers and K=10 it is 5 MB where one row per
-    # worker took 800 MB (the 1e8-vote out-of-core fit's peak memory, issue 25).
+    # Parameters: DawidSkeneParameters. Statistics are the expected counts [j, l, k], the
+    # expected number of tasks of each class and, while an "auto" prior settles, the
+    # leave-one-out hard counts [evidence row, l, k] of its evidence (ds_cavity_counts; shape
+    # (0, 0, 0) otherwise), a table of the evidence's workers only, summed over blocks: at 1e6
+    # workers and K=10 it is 5 MB where one row per worker took 800 MB (the 1e8-vote
+    # out-of-core fit's peak memory, issue 25).
     _supports_task_priors = True
-    _parameter_axes = ("worker", "shared", "shared", "shared", "worker", "shared")
+    _Parameters = DawidSkeneParameters
     _statistic_axes = ("worker", "shared", "shared")
 
     def _class_pseudo_counts(self, K):
@@ -212,13 +227,13 @@ class DawidSkene(BaseEM):
 
     def _adapting(self, params):
         """Whether the next E-step feeds the re-estimation of an "auto" prior."""
-        return self.smoothing == "auto" and not params[3]
+        return self.smoothing == "auto" and not params.prior_settled
 
     def _prior_settled(self, params):
-        return bool(params[3])
+        return bool(params.prior_settled)
 
     def _settle_prior(self, params):
-        return (*params[:3], np.array(True), *params[4:])
+        return params._replace(prior_settled=np.array(True))
 
     def _confusion_prior(self, worker_counts, evidence_counts, params):
         """Pseudo-counts ``[k, l]`` of confusion row ``k``, and whether they are settled.
@@ -232,13 +247,13 @@ class DawidSkene(BaseEM):
         K = worker_counts.shape[-1]
         if self.smoothing != "auto":
             return float(self.smoothing) * (np.eye(K) + 1.0 / K), True
-        if params is not None and params[3]:
-            return params[2], True
+        if params is not None and params.prior_settled:
+            return params.confusion_prior, True
         # the answers' counts among all the votes (each vote's counts sum to one)
         shape = np.eye(K) + self._guessing(worker_counts.sum(axis=(0, 2)))
         if evidence_counts.size == 0:  # the initial statistics carry no evidence
             return _INITIAL_STRENGTH * shape, False
-        previous = _strength(params[2])
+        previous = _strength(params.confusion_prior)
         # rows (worker, true class) over the answers: the transposed counts of the evidence's
         # workers (_evidence_rows)
         strength = dirichlet_strength(evidence_counts.transpose(0, 2, 1), shape,
@@ -266,42 +281,43 @@ class DawidSkene(BaseEM):
         confusion_prior, settled = self._confusion_prior(worker_counts, evidence_counts, params)
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
         evidence_rows = (_evidence_rows(len(worker_counts), K) if params is None
-                         else params[4:])
+                         else (params.evidence_rows, params.n_evidence_rows))
         confusions_t = ds_log_confusions(worker_counts, confusion_prior)
         priors = class_counts + self._class_pseudo_counts(K)
-        return (confusions_t, safe_log(priors / priors.sum()), confusion_prior,
-                np.array(settled), *evidence_rows)
+        return DawidSkeneParameters(confusions_t, safe_log(priors / priors.sum()),
+                                    confusion_prior, np.array(settled), *evidence_rows)
 
     def _class_log_priors(self, params):
-        return params[1]
+        return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         # the M-step needs the counts only; while an "auto" prior settles, the same pass
         # counts the votes against their tasks' leave-one-out classes (ds_cavity_counts)
         adapting = self._adapting(params)
-        stats = ds_block_statistics(layout, *params[:2],
+        stats = ds_block_statistics(layout, params.log_confusions_t, params.log_class_priors,
                                     worker_counts=None if out is None else out[0],
                                     log_task_priors=log_task_priors, cavity=adapting,
-                                    cavity_rows=params[4], n_cavity_rows=int(params[5]))
+                                    cavity_rows=params.evidence_rows,
+                                    n_cavity_rows=int(params.n_evidence_rows))
         evidence = stats.cavity_counts if adapting else _no_counts(layout)
         return (stats.worker_counts, stats.class_counts, evidence), stats.log_likelihood
 
     def _parameter_term(self, params):
-        log_confusions_t, log_priors, confusion_prior, _ = params[:4]
-        return float(np.einsum("jlk,kl->", log_confusions_t, confusion_prior)
+        log_priors = params.log_class_priors
+        return float(np.einsum("jlk,kl->", params.log_confusions_t, params.confusion_prior)
                      + self._class_pseudo_counts(len(log_priors)) @ log_priors)
 
     def _set_fitted(self, params):
-        log_confusions_t, log_priors, confusion_prior, settled = params[:4]
+        log_confusions_t = params.log_confusions_t
         self.confusion_matrices_ = np.exp(log_confusions_t.transpose(0, 2, 1),
                                           out=np.empty_like(log_confusions_t))
-        self.class_priors_ = np.exp(log_priors)
-        self.confusion_prior_ = confusion_prior
-        self.smoothing_ = _strength(confusion_prior)
-        self._prior_settled_ = bool(settled)
+        self.class_priors_ = np.exp(params.log_class_priors)
+        self.confusion_prior_ = params.confusion_prior
+        self.smoothing_ = _strength(params.confusion_prior)
+        self._prior_settled_ = bool(params.prior_settled)
 
     def _fitted_parameters(self):
-        return (
+        return DawidSkeneParameters(
             np.ascontiguousarray(safe_log(self.confusion_matrices_).transpose(0, 2, 1)),
             safe_log(self.class_priors_),
             self.confusion_prior_,
@@ -310,10 +326,11 @@ class DawidSkene(BaseEM):
         )
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
-        return ds_e_step(layout, *params[:2], resp=resp, log_task_priors=log_task_priors)
+        return ds_e_step(layout, params.log_confusions_t, params.log_class_priors, resp=resp,
+                         log_task_priors=log_task_priors)
 
     def _vote_log_proba(self, layout, params, task, worker, label):
-        return params[0][worker, label]  # log_confusions_t[j, l, :]
+        return params.log_confusions_t[worker, label]  # [j, l, :]
 
 
 # smoothing="auto": each M-step maximizes the strength's evidence, until the strength changes
@@ -420,7 +437,7 @@ class WeightedDawidSkene(DawidSkene):
         return np.full(len(label_counts), 1.0 / len(label_counts))
 
     def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
-        log_confusions_t, log_priors = params[:2]
+        log_confusions_t, log_priors = params.log_confusions_t, params.log_class_priors
         K = layout.n_classes
         classes = np.arange(K)
         weights = np.exp(log_confusions_t[:, classes, classes])[layout.worker, layout.label]

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._em import BaseEM
+from ._em import BaseEM, PerWorker, Shared
 from .kernels import (BlockLayout, dirichlet_expectations, dirichlet_expected_log, dirichlet_kl,
                       ds_block_statistics, ds_e_step, ds_worker_counts, safe_log)
+
+
+class EBCCParameters(NamedTuple):
+    """The variational parameters of :class:`EBCC`; a task's latent state is its (class
+    ``k``, subtype ``m``) pair, column ``s = k * M + m`` of the Dawid-Skene kernels' tables."""
+
+    posterior_t: PerWorker
+    """``[j, l, s]``: the Dirichlet parameters of ``q(v[j, k, m])``."""
+    expected_log_t: PerWorker
+    """``[j, l, s] = E_q[log v[j, k, m, l]]``."""
+    class_prior: Shared
+    """The prior's parameters ``alpha`` ``(K,)`` (chosen at the first M-step)."""
+    class_posterior: Shared
+    """The Dirichlet parameters of ``q(tau)`` ``(K,)``."""
+    subtype_posterior: Shared
+    """The Dirichlet parameters of ``q(pi)`` ``(K, M)``."""
+    log_state_prior: Shared
+    """``[s] = E[log tau_k] + E[log pi_km]``."""
+    kl: Shared
+    """The summed KL divergences of the Dirichlet posteriors."""
 
 
 class EBCC(BaseEM):
@@ -232,14 +254,9 @@ class EBCC(BaseEM):
         self.backend = backend
 
     # A task's latent state is its (class k, subtype m) pair, column s = k * M + m of the
-    # Dawid-Skene kernels' tables. Parameters are (posterior_t, expected_log_t, class_prior,
-    # class_posterior, subtype_posterior, log_state_prior, kl): posterior_t[j, l, s] the
-    # Dirichlet parameters of q(v[j, k, m]), expected_log_t[j, l, s] = E_q[log v[j, k, m, l]],
-    # the prior's parameters alpha (K,) (chosen at the first M-step), the Dirichlet
-    # parameters of q(tau) (K,) and of q(pi) (K, M), log_state_prior[s] =
-    # E[log tau_k] + E[log pi_km], and the summed KL divergences of the Dirichlet posteriors.
-    # Statistics are the expected counts [j, l, s] and the expected tasks of each state.
-    _parameter_axes = ("worker", "worker", "shared", "shared", "shared", "shared", "shared")
+    # Dawid-Skene kernels' tables. Parameters: EBCCParameters. Statistics are the expected
+    # counts [j, l, s] and the expected tasks of each state.
+    _Parameters = EBCCParameters
     _supports_task_priors = True
 
     def _confusion_prior_t(self, K):
@@ -270,7 +287,7 @@ class EBCC(BaseEM):
         K = len(state_counts) // M
         class_counts = state_counts.reshape(K, M).sum(axis=1)
         if params is not None:
-            class_prior = params[2]
+            class_prior = params.class_prior
         elif self.class_prior == "empirical":  # the first M-step: the initial soft labels' totals
             class_prior = np.maximum(class_counts, 1.0)
         else:
@@ -280,13 +297,15 @@ class EBCC(BaseEM):
                                 self.subtype_prior / M + state_counts.reshape(K, M))
 
     def _parameters(self, posterior_t, class_prior, class_posterior, subtype_posterior):
-        """The parameter tuple of the Dirichlet posteriors (see ``_parameter_axes``)."""
+        """The parameters of the Dirichlet posteriors."""
         expected_log_t, kl = dirichlet_expectations(posterior_t,
                                                     self._confusion_prior_t(len(class_prior)))
         kl += dirichlet_kl(class_posterior, class_prior)
         kl += dirichlet_kl(subtype_posterior, self.subtype_prior / self.n_subtypes)
-        return (posterior_t, expected_log_t, class_prior, class_posterior, subtype_posterior,
-                self._log_state_prior(class_posterior, subtype_posterior), np.float64(kl))
+        return EBCCParameters(posterior_t, expected_log_t, class_prior, class_posterior,
+                              subtype_posterior,
+                              self._log_state_prior(class_posterior, subtype_posterior),
+                              np.float64(kl))
 
     @staticmethod
     def _log_state_prior(class_posterior, subtype_posterior):
@@ -297,8 +316,8 @@ class EBCC(BaseEM):
     def _class_log_priors(self, params):
         # E[log tau_k] + log sum_m exp(E[log pi_km]): with the subtypes' shares below, a known
         # task's states keep exactly their terms E[log tau_k] + E[log pi_km] of the ELBO
-        return (dirichlet_expected_log(params[3])
-                + logsumexp(dirichlet_expected_log(params[4]), axis=1))
+        return (dirichlet_expected_log(params.class_posterior)
+                + logsumexp(dirichlet_expected_log(params.subtype_posterior), axis=1))
 
     def _log_task_state_priors(self, params, log_task_priors):
         """Per-task log-priors of the states (None without per-task priors): a task's
@@ -306,7 +325,7 @@ class EBCC(BaseEM):
         ``exp(E[log pi_km])``, normalized over ``m``."""
         if log_task_priors is None:
             return None
-        log_shares = dirichlet_expected_log(params[4])
+        log_shares = dirichlet_expected_log(params.subtype_posterior)
         log_shares -= logsumexp(log_shares, axis=1, keepdims=True)
         return _spread_log_priors(log_task_priors, log_shares)
 
@@ -319,7 +338,7 @@ class EBCC(BaseEM):
         return (stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
-        return -float(params[-1])
+        return -float(params.kl)
 
     def _set_fitted(self, params):
         posterior_t, _, class_prior, class_posterior, subtype_posterior, _, _ = params

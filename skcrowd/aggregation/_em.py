@@ -21,9 +21,12 @@ sources give the same model.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
+import typing
 import warnings
 from abc import abstractmethod
+from typing import Annotated
 
 import numpy as np
 from scipy.special import logsumexp
@@ -43,6 +46,27 @@ from ._task_priors import (_by_task, _check_task_prior, _log_task_priors,
                            _models_with_task_priors, _prior_kwargs, _task_keys, _TaskPriors,
                            _weigh_by_priors)
 from .kernels import BlockLayout, fit_engine, naive_soft_labels, row_argmax, safe_log
+
+
+# The axis of each field of a model's parameter NamedTuple (BaseEM._Parameters), declared by its
+# annotation: one row per worker (given to each block as the rows of its workers), one row per
+# task (kept with the task's block), or shared by all.
+PerWorker = Annotated[np.ndarray, "worker"]
+PerTask = Annotated[np.ndarray, "task"]
+Shared = Annotated[np.ndarray, "shared"]
+
+
+@functools.cache
+def parameter_axes(parameters):
+    """The axis (``"worker"``, ``"task"`` or ``"shared"``) of each field of the parameter
+    NamedTuple class ``parameters``, in field order, read from its annotations
+    (:data:`PerWorker`, :data:`PerTask`, :data:`Shared`)."""
+    hints = typing.get_type_hints(parameters, include_extras=True)
+    axes = tuple(getattr(hints[name], "__metadata__", (None,))[0] for name in parameters._fields)
+    if not set(axes) <= {"worker", "task", "shared"}:
+        raise TypeError(f"every field of {parameters.__name__} must be annotated PerWorker, "
+                        f"PerTask or Shared; got the axes {axes}.")
+    return axes
 
 
 # Iterations in which a data-chosen prior may settle before EM proper starts (see
@@ -71,11 +95,12 @@ class BaseEM(BaseAggregator):
 
     The E-step runs block by block on the votes' source: the per-worker
     parameters go to each block as the rows of its workers, and the M-step
-    sees the statistics summed over blocks. ``_parameter_axes`` and
-    ``_statistic_axes`` name where each entry of the model's parameter and
-    statistic tuples lives: ``"worker"`` (one row per worker), ``"task"``
-    (one row per task, kept with the task's block; its M-step,
-    ``_task_m_step``, runs there) or ``"shared"``.
+    sees the statistics summed over blocks. The model's parameters are a
+    NamedTuple, ``_Parameters``, whose field annotations declare where each
+    lives: :data:`PerWorker` (one row per worker), :data:`PerTask` (one row
+    per task, kept with the task's block; its M-step, ``_task_m_step``, runs
+    there) or :data:`Shared` (see :func:`parameter_axes`); ``_statistic_axes``
+    does the same for the entries of its statistics tuple.
 
     Notes
     -----
@@ -111,100 +136,9 @@ class BaseEM(BaseAggregator):
     model whose held-out probability does not factor this way overrides
     ``_vote_log_likelihood`` (see :class:`BaseAggregator`) instead.
 
-    **Adding a model.**
-
-    - Kernels: one module ``skcrowd/aggregation/kernels/<model>.py`` whose
-      public functions take a :class:`~skcrowd.aggregation.kernels.BlockLayout`
-      and the parameters and return the block's statistics and
-      log-likelihood, the E-step fused with the statistics where possible
-      (like ``ds_block_statistics``). Each branches on ``_engine()`` (from
-      ``kernels._common``) at every call: a numpy path (always available,
-      vectorized over the votes with ``np.bincount`` or scipy.sparse) and a
-      numba path (``_jit``-compiled per-task or per-chunk bodies with a
-      ``*_serial`` and a ``*_parallel`` driver chosen by ``_parallel(n)``;
-      per-chunk count tables with ``_fused_chunks`` and
-      ``BlockLayout.chunk_bounds``). Re-export the public kernels from
-      ``kernels/__init__.py``: the package's one ``ENGINE`` switch then
-      selects numpy or numba for them as for every other model. Tests go in
-      ``tests/aggregation/kernels/test_<model>.py`` (hand-computed values,
-      both engines through the ``engine`` fixture) and the kernels join
-      ``test_engine.py``'s agreement test.
-    - Estimator: one module ``skcrowd/aggregation/_<model>.py`` with a
-      subclass of this class that sets ``_parameter_axes`` and
-      ``_statistic_axes`` and implements ``_statistics(layout, resp)`` (or
-      ``_initial_statistics``), ``_m_step(stats, params)``,
-      ``_e_step(layout, params, out=None)``, ``_parameter_term(params)``,
-      ``_set_fitted(params)``, ``_fitted_parameters()`` and
-      ``_posterior(layout, params, resp=None)``; optionally ``_soft_labels``
-      and ``_final_e_step``; with ``"task"`` parameters also
-      ``_task_m_step``, ``_task_parameter_term`` and ``_task_parameters``.
-      Hooks that see all the parameters see them in the order of
-      ``_parameter_axes``; ``_m_step``, ``_parameter_term``,
-      ``_set_fitted`` and ``_fitted_parameters`` see the ``"worker"`` and
-      ``"shared"`` entries only. Export the class in
-      ``skcrowd/aggregation/__init__.py`` and ``skcrowd/__init__.py``.
-    - Per-task priors (known tasks, ``task_prior``; see below): set
-      ``_supports_task_priors = True`` and follow "Per-task priors".
-    - Scale comes with the per-block design: the driver runs the same
-      ``_e_step`` on one block in memory, on streamed blocks out of core and
-      on the partitions of a Dask cluster, sums the ``"worker"`` and
-      ``"shared"`` statistics and keeps the ``"task"`` ones with their block.
-      A model only has to keep its block functions free of global state (the
-      estimator is cloned and pickled to the blocks) and, when ``_e_step``
-      gets ``out`` (the running per-worker sums of an out-of-core pass), add
-      its per-worker statistics into ``out`` in the order of
-      ``_statistic_axes`` instead of returning them.
-
-    **Per-task priors.** ``fit(X, y=None, *, task_prior=None)`` takes the
-    known labels of control tasks (``y``) and per-task prior probabilities
-    (``task_prior``); ``predict`` and ``predict_proba`` take ``task_prior``.
-    The driver turns them into one argument of the E-step, per block:
-    ``log_task_priors``, an ``(n_tasks, K)`` float64 array whose row ``i``
-    is task ``i``'s log-prior over the classes and takes the place of the
-    shared class log-priors for that task. A known task's row is ``-inf``
-    except at its label, which keeps its log class prior (or its
-    ``task_prior`` entry): its posterior is exactly one-hot, its
-    log-likelihood is ``log p(votes, label)``, so that the objective is
-    ``log p(votes, known labels)`` and EM stays exact (the class priors'
-    M-step counts the known tasks with their labels). Every row has a finite
-    entry. Without ``y`` and ``task_prior`` (or with no known task) the
-    argument is not passed at all, and nothing changes. A model supports
-    them with:
-
-    1. ``_supports_task_priors = True`` (otherwise ``fit`` with ``y`` or
-       ``task_prior`` raises a ValueError naming the model);
-    2. ``_class_log_priors(params)``: the ``(K,)`` vector its E-step adds to
-       every task's logits, from a block's full parameter tuple (``log
-       rho``; ``E_q[log rho]`` for VB; ``np.full(K, -np.log(K))`` for a
-       model without class priors);
-    3. the keyword-only argument ``log_task_priors=None`` on its per-block
-       hooks ``_e_step`` and ``_posterior``, and on ``_soft_labels``,
-       ``_final_e_step`` and ``_task_parameters`` where it overrides them,
-       handed on to its kernels (the driver passes it only when given);
-    4. the keyword-only argument ``log_task_priors=None`` on each E-step
-       kernel: when given, row ``i`` replaces the class log-priors of task
-       ``i`` in the posterior, the per-task log-likelihood (the log-sum-exp
-       of the prior row plus the votes' log-probabilities) and every
-       statistic computed from the posterior, on both engines.
-       ``kernels._common._log_priors(layout, log_class_priors,
-       log_task_priors)`` gives the ``(1, K)`` or ``(n_tasks, K)`` array to
-       read (numpy: add it, it broadcasts; numba: read row ``i if
-       shape[0] > 1 else 0``, as ``np.int64`` inside ``prange``). ``-inf``
-       must give exact zeros, never NaN: numpy's ``exp`` and the numba
-       ``_exp_nonpositive`` and ``_softmax_row`` do; a task without votes
-       gets its prior row.
-
-    Nothing else is needed: with known tasks and ``init="majority"``, EM
-    starts twice, from the posteriors of the model fitted on the known tasks
-    alone (``_statistics`` on the known tasks' block with their one-hot
-    labels, ``_m_step``, then ``_posterior`` on every task) and from the
-    usual start, and keeps the better end (``_better_end``, with
-    ``_soft_labels`` on the known tasks), which the existing hooks provide.
-    Tests: add the model to the lists of
-    ``tests/aggregation/test_control_tasks.py`` and its kernels with
-    ``log_task_priors`` to ``test_engine.py``'s agreement test. Votes in
-    memory only: an out-of-core or Dask source raises a ValueError naming
-    the backend.
+    **Adding a model.** The guide to adding a model (kernels, the estimator's
+    hooks and parameter NamedTuple, scale, per-task priors, tests) is the
+    contributor page of the documentation, ``doc/contributing.rst``.
     """
 
     _parameter_constraints: dict = {
@@ -218,15 +152,15 @@ class BaseEM(BaseAggregator):
         "verbose": ["verbose"],
     }
 
-    _parameter_axes = ("worker", "shared")
+    _Parameters: type  # the model's parameter NamedTuple, fields annotated with their axes
     _statistic_axes = ("worker", "shared")
     _supports_task_priors = False  # True once the model's E-step takes log_task_priors
 
     # -- model interface ------------------------------------------------------
-    # Parameters passed to and returned by _m_step, _parameter_term, _set_fitted and
-    # _fitted_parameters are the "worker" and "shared" entries, in order; the
-    # per-block hooks (_e_step, _posterior, _soft_labels, _final_e_step,
-    # _task_parameters) get every entry, with the rows of the block's workers.
+    # Parameters are a _Parameters NamedTuple. Those passed to and returned by _m_step,
+    # _parameter_term, _set_fitted and _fitted_parameters have None in their PerTask
+    # fields; the per-block hooks (_e_step, _posterior, _soft_labels, _final_e_step,
+    # _task_parameters) get every field, with the rows of the block's workers.
 
     @abstractmethod
     def _statistics(self, layout, resp):
@@ -261,7 +195,7 @@ class BaseEM(BaseAggregator):
         blocks numbered crowd-wide, to add this block's into (out of core);
         the returned per-worker statistics are then ignored. A model with
         ``_supports_task_priors`` also takes the keyword ``log_task_priors``
-        (see the class docstring, "Per-task priors").
+        (see the contributor page, "Per-task priors").
         """
 
     def _class_log_priors(self, params):
@@ -592,20 +526,19 @@ class BaseEM(BaseAggregator):
         """``params`` with the per-worker rows in ``order`` (or put back, ``inverse=True``)."""
         if order is None:
             return params
-        axes = [a for a in self._parameter_axes if a != "task"]
         out = []
-        for p, a in zip(params, axes):
+        for p, a in zip(params, parameter_axes(self._Parameters)):
             if a == "worker" and inverse:
                 p, reordered = np.empty_like(p), p
                 p[order] = reordered
             elif a == "worker":
                 p = p[order]
             out.append(p)
-        return tuple(out)
+        return self._Parameters(*out)
 
     def _split_parameters(self, params):
         """(per-worker tables, shared entries) of the M-step's parameters."""
-        axes = [a for a in self._parameter_axes if a != "task"]
+        axes = parameter_axes(self._Parameters)
         return (tuple(p for p, a in zip(params, axes) if a == "worker"),
                 tuple(p for p, a in zip(params, axes) if a == "shared"))
 
@@ -769,11 +702,12 @@ def _split_statistics(model, stats):
 
 
 def _block_parameters(model, tables, shared, task_params=None):
-    """The full parameter tuple of a block, in model order (per-task entries None if not given)."""
+    """The model's parameters of a block (per-task entries None if not given)."""
+    axes = parameter_axes(model._Parameters)
     if task_params is None:
-        task_params = (None,) * model._parameter_axes.count("task")
+        task_params = (None,) * axes.count("task")
     sources = {"worker": iter(tables), "shared": iter(shared), "task": iter(task_params)}
-    return tuple(next(sources[a]) for a in model._parameter_axes)
+    return model._Parameters(*(next(sources[a]) for a in axes))
 
 
 def _vote_frequencies(layout):
@@ -784,7 +718,7 @@ def _vote_frequencies(layout):
 
 
 def _has_task_parameters(model):
-    return "task" in model._parameter_axes
+    return "task" in parameter_axes(model._Parameters)
 
 
 def _initial_block(block, tables, model, seed, priors, shared, state):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._em import BaseEM
+from ._em import BaseEM, PerTask, PerWorker, Shared
 from .kernels import (
     glad_block_statistics,
     glad_gradients,
@@ -26,6 +28,20 @@ _LOG_BETA_SCALE = 1.0
 # (relative) and the mean by less than this times the scale, then kept.
 _MIN_SCALE, _MAX_SCALE = 0.05, 1e2
 _PRIOR_SETTLED = 1e-2
+
+
+class GLADParameters(NamedTuple):
+    """The parameters of :class:`GLAD`."""
+
+    abilities: PerWorker
+    """Each worker's ability ``alpha_j``."""
+    log_betas: PerTask
+    """Each task's log inverse difficulty ``log beta_i`` (None outside a block)."""
+    log_class_priors: Shared
+    """``(K,)`` log class priors (uniform)."""
+    hyper: Shared
+    """``[ability mean, ability scale, log-difficulty scale, settled]``: the priors, and
+    whether their "auto" re-estimation has stopped."""
 
 
 class GLAD(BaseEM):
@@ -241,7 +257,7 @@ class GLAD(BaseEM):
     # the blocks. Statistics: those four per-worker sums, the next log-difficulties, and
     # [sum of b_i**2, number of well-determined b_i] for the log-difficulties' prior
     # (_second_moment).
-    _parameter_axes = ("worker", "task", "shared", "shared")
+    _Parameters = GLADParameters
     _statistic_axes = ("worker", "worker", "worker", "worker", "task", "shared")
     _supports_task_priors = True
 
@@ -280,13 +296,13 @@ class GLAD(BaseEM):
             hyper = self._initial_hyper()
             abilities = np.full(len(per_worker[0]), hyper[0])
         else:
-            abilities, _, hyper = params
+            abilities, hyper = params.abilities, params.hyper
         mean, scale, _, settled = hyper
         abilities = abilities + _ability_step(abilities, *per_worker, mean, scale)
         K = len(self.classes_)
         log_priors = np.full(K, -np.log(K))
         if settled:
-            return abilities, log_priors, hyper
+            return GLADParameters(abilities, None, log_priors, hyper)
         ability, difficulty = self._fixed_priors()
         new = hyper.copy()
         curv_a = per_worker[1]
@@ -308,14 +324,13 @@ class GLAD(BaseEM):
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
         new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
             _PRIOR_SETTLED * new[1])
-        return abilities, log_priors, new
+        return GLADParameters(abilities, None, log_priors, new)
 
     def _prior_settled(self, params):
-        return bool(params[2][3])
+        return bool(params.hyper[3])
 
     def _settle_prior(self, params):
-        abilities, log_priors, hyper = params
-        return abilities, log_priors, np.r_[hyper[:3], 1.0]
+        return params._replace(hyper=np.r_[params.hyper[:3], 1.0])
 
     def _task_m_step(self, task_stats, task_params, shared):
         # the difficulties' M-step ran in the block's E-step pass, with the abilities held
@@ -324,7 +339,7 @@ class GLAD(BaseEM):
         return (log_betas,)
 
     def _class_log_priors(self, params):
-        return params[2]
+        return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         abilities, log_betas, log_priors, hyper = params
@@ -341,17 +356,18 @@ class GLAD(BaseEM):
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):
-        abilities, _, (mean, scale, _, _) = params
+        abilities, (mean, scale, _, _) = params.abilities, params.hyper
         return float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
                      - len(abilities) * np.log(scale))
 
     def _task_parameter_term(self, task_params, shared):
         (log_betas,) = task_params
-        scale_b = shared[1][2]
+        _, hyper = shared  # the Shared fields: log_class_priors, hyper
+        scale_b = hyper[2]
         return float(-0.5 * np.sum(log_betas**2) / scale_b**2 - len(log_betas) * np.log(scale_b))
 
     def _set_fitted(self, params):
-        abilities, log_priors, hyper = params
+        abilities, _, log_priors, hyper = params
         self.abilities_ = abilities
         self.class_priors_ = np.exp(log_priors)
         self.ability_prior_ = hyper[:2].copy()
@@ -359,8 +375,9 @@ class GLAD(BaseEM):
         self._prior_settled_ = bool(hyper[3])
 
     def _fitted_parameters(self):
-        return (self.abilities_.copy(), safe_log(self.class_priors_),
-                np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_])
+        return GLADParameters(
+            self.abilities_.copy(), None, safe_log(self.class_priors_),
+            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_])
 
     def _difficulties(self, layout, params, resp=None, log_task_priors=None):
         abilities, _, log_priors, hyper = params
@@ -383,7 +400,8 @@ class GLAD(BaseEM):
         if K == 1:
             return np.zeros((len(task), 1))
         log_betas = self._difficulties(layout, params)[1]  # from the other votes of the tasks
-        log_right, log_not_right = _sigmoid_terms(params[0][worker] * np.exp(log_betas[task]))[:2]
+        log_right, log_not_right = _sigmoid_terms(
+            params.abilities[worker] * np.exp(log_betas[task]))[:2]
         right = np.arange(K) == label[:, None]
         return np.where(right, log_right[:, None], (log_not_right - np.log(K - 1))[:, None])
 

@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
-from ._em import BaseEM
+from ._em import BaseEM, PerWorker, Shared
 from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                       fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_vote_tables, one_coin_agreement, one_coin_block_statistics,
                       one_coin_e_step, safe_log)
+
+
+class MACEParameters(NamedTuple):
+    """The parameters of :class:`MACE` (variational Bayes or EM)."""
+
+    competence: PerWorker
+    """``(n_workers, 2)``: each worker's (knowing, spamming) row, Beta posterior parameters
+    (VB) or probabilities (EM)."""
+    spam_rows: PerWorker
+    """``(n_workers, K)``: each worker's spamming distribution, Dirichlet posterior parameters
+    (VB) or probabilities (EM)."""
+    log_other: PerWorker
+    """The one-coin pass's table ``(n_workers, K)`` of a vote for another class."""
+    log_ratio: PerWorker
+    """The one-coin pass's table ``(n_workers, K)`` of a vote for the true class, relative to
+    ``log_other``."""
+    hyper: Shared
+    """``(a, b, g)``: the Beta(a, b) prior of the competences and the Dirichlet(g, ..., g)
+    prior of the spam rows (VB)."""
+    log_class_priors: Shared
+    """``(K,)`` log class priors."""
 
 
 class MACE(BaseEM):
@@ -251,13 +273,9 @@ class MACE(BaseEM):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters: per worker the competence (knowing, spamming) row and the spam row (VB:
-    # Beta / Dirichlet posterior parameters; EM: probabilities) and the one-coin pass's tables
-    # log_other, log_ratio (n_workers, K); shared: the priors' parameters (a, b, g) of
-    # Beta(a, b) on the competences and Dirichlet(g, ..., g) on the spam rows (VB), and the log
-    # class priors. Statistics: per worker the expected numbers of known votes and of spammed
-    # votes of each label; the expected number of tasks of each class.
-    _parameter_axes = ("worker", "worker", "worker", "worker", "shared", "shared")
+    # Parameters: MACEParameters. Statistics: per worker the expected numbers of known votes
+    # and of spammed votes of each label; the expected number of tasks of each class.
+    _Parameters = MACEParameters
     _statistic_axes = ("worker", "worker", "shared")
     _supports_task_priors = True
 
@@ -285,7 +303,7 @@ class MACE(BaseEM):
         knowing, spam, class_counts = stats
         K = spam.shape[1]
         spam_totals = spam.sum(axis=1)
-        hyper = np.array([0.5, 0.5, 1.0]) if params is None else params[4].copy()
+        hyper = np.array([0.5, 0.5, 1.0]) if params is None else params.hyper.copy()
         if self.method == "vb":
             competence_prior, spam_prior = self._fixed_priors()
             hyper[:2] = (fit_beta_prior(knowing, knowing + spam_totals, hyper[:2])
@@ -304,11 +322,11 @@ class MACE(BaseEM):
             log_competence, log_spam = safe_log(competence), safe_log(spam_rows)
         log_other, log_ratio = mace_vote_tables(log_competence[:, 0], log_competence[:, 1],
                                                 log_spam)
-        return (competence, spam_rows, log_other, log_ratio, hyper,
-                class_log_priors(class_counts, self.class_priors))
+        return MACEParameters(competence, spam_rows, log_other, log_ratio, hyper,
+                              class_log_priors(class_counts, self.class_priors))
 
     def _class_log_priors(self, params):
-        return params[5]
+        return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, _, log_other, log_ratio, _, log_priors = params
@@ -364,9 +382,10 @@ class MACE(BaseEM):
             spam_rows = np.array(self.spam_distributions_, dtype=np.float64)
             log_competence, log_spam = safe_log(competence), safe_log(spam_rows)
             hyper = np.array([0.5, 0.5, 1.0])
-        return (competence, spam_rows,
-                *mace_vote_tables(log_competence[:, 0], log_competence[:, 1], log_spam), hyper,
-                safe_log(self.class_priors_))
+        return MACEParameters(
+            competence, spam_rows,
+            *mace_vote_tables(log_competence[:, 0], log_competence[:, 1], log_spam), hyper,
+            safe_log(self.class_priors_))
 
     def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, _, log_other, log_ratio, _, log_priors = params
@@ -388,7 +407,7 @@ class MACE(BaseEM):
         # means): E[theta_j] 1{l = k} + E[1 - theta_j] E[xi_j[l]]; q(theta) and q(xi) are
         # independent, so the mean of the product is the product of the means (EM: the
         # point estimates)
-        competence, spam_rows = params[0], params[1]
+        competence, spam_rows = params.competence, params.spam_rows
         K = spam_rows.shape[1]
         theta = competence[worker, 0] / competence[worker].sum(axis=1)
         spam = spam_rows[worker, label] / spam_rows[worker].sum(axis=1)

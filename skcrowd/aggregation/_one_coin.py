@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ._em import BaseEM
+from ._em import BaseEM, PerWorker, Shared
 from ._priors import beta_log_hyperprior, fit_beta_prior
 from .kernels import (dirichlet_expected_log, dirichlet_kl, one_coin_agreement,
                       one_coin_block_statistics, one_coin_e_step, safe_log)
+
+
+class OneCoinParameters(NamedTuple):
+    """The variational parameters of :class:`OneCoinDawidSkene`."""
+
+    accuracy_posteriors: PerWorker
+    """``(n_workers, 2)``: the Beta posterior ``(alpha_j, beta_j)`` of each accuracy."""
+    log_other: PerWorker
+    """The one-coin kernels' table ``E[log(1 - p_j)] - log(K - 1)``."""
+    log_ratio: PerWorker
+    """``E[log p_j] - log_other``."""
+    accuracy_prior: Shared
+    """The Beta prior ``(a, b)`` of the accuracies."""
+    log_class_priors: Shared
+    """``(K,)`` log class priors."""
 
 
 class OneCoinDawidSkene(BaseEM):
@@ -208,11 +224,9 @@ class OneCoinDawidSkene(BaseEM):
         self.missing_label = missing_label
         self.backend = backend
 
-    # Parameters: per worker the Beta posterior (alpha_j, beta_j) of the accuracy and the
-    # kernels' tables log_other = E[log(1 - p_j)] - log(K - 1), log_ratio = E[log p_j] -
-    # log_other; shared: the prior (a, b) and the log class priors. Statistics: per worker the
-    # expected number of right votes (agreement) and the number of votes; the class counts.
-    _parameter_axes = ("worker", "worker", "worker", "shared", "shared")
+    # Parameters: OneCoinParameters. Statistics: per worker the expected number of right votes
+    # (agreement) and the number of votes; the class counts.
+    _Parameters = OneCoinParameters
     _statistic_axes = ("worker", "worker", "shared")
     _supports_task_priors = True
 
@@ -234,13 +248,15 @@ class OneCoinDawidSkene(BaseEM):
         agreement, n_votes, class_counts = stats
         prior = self._fixed_prior()
         if prior is None:  # "auto": fitted to the crowd, from the previous M-step's
-            prior = fit_beta_prior(agreement, n_votes, np.ones(2) if params is None else params[3])
+            prior = fit_beta_prior(agreement, n_votes, np.ones(2) if params is None
+                                   else params.accuracy_prior)
         posteriors = _beta_posteriors(agreement, n_votes, prior)
-        return (posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(class_counts)),
-                prior, class_log_priors(class_counts, self.class_priors))
+        return OneCoinParameters(
+            posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(class_counts)),
+            prior, class_log_priors(class_counts, self.class_priors))
 
     def _class_log_priors(self, params):
-        return params[4]
+        return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, log_other, log_ratio, _, log_priors = params
@@ -269,9 +285,9 @@ class OneCoinDawidSkene(BaseEM):
 
     def _fitted_parameters(self):
         posteriors = np.array(self.accuracy_posteriors_, dtype=np.float64)
-        return (posteriors,
-                *_vote_tables(dirichlet_expected_log(posteriors), len(self.class_priors_)),
-                np.array(self.accuracy_prior_, dtype=np.float64), safe_log(self.class_priors_))
+        return OneCoinParameters(
+            posteriors, *_vote_tables(dirichlet_expected_log(posteriors), len(self.class_priors_)),
+            np.array(self.accuracy_prior_, dtype=np.float64), safe_log(self.class_priors_))
 
     def _soft_labels(self, layout, params, resp=None, *, log_task_priors=None):
         _, log_other, log_ratio, _, log_priors = params
