@@ -216,16 +216,11 @@ class BayesianDawidSkene(DawidSkene):
         missing_label=-1,
         backend="auto",
     ):
-        self.n_classes = n_classes
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.missing_label = missing_label
-        self.backend = backend
+        # BaseEM's parameters only: DawidSkene's smoothing is not one of this model's
+        BaseEM.__init__(
+            self, n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
+            random_state=random_state, warm_start=warm_start, verbose=verbose,
+            missing_label=missing_label, backend=backend)
 
     # Parameters: BayesianDawidSkeneParameters. Statistics are DawidSkene's expected counts.
     _Parameters = BayesianDawidSkeneParameters

@@ -237,21 +237,15 @@ class EBCC(BaseEM):
         missing_label=-1,
         backend="auto",
     ):
-        self.n_classes = n_classes
+        super().__init__(
+            n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
+            random_state=random_state, warm_start=warm_start, verbose=verbose,
+            missing_label=missing_label, backend=backend)
         self.n_subtypes = n_subtypes
         self.subtype_prior = subtype_prior
         self.class_prior = class_prior
         self.confusion_prior_diagonal = confusion_prior_diagonal
         self.confusion_prior_off_diagonal = confusion_prior_off_diagonal
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.missing_label = missing_label
-        self.backend = backend
 
     # A task's latent state is its (class k, subtype m) pair, column s = k * M + m of the
     # Dawid-Skene kernels' tables. Parameters: EBCCParameters. Statistics are the expected

@@ -156,6 +156,21 @@ class BaseEM(BaseAggregator):
     _statistic_axes = ("worker", "shared")
     _supports_task_priors = False  # True once the model's E-step takes log_task_priors
 
+    def __init__(self, n_classes, *, init, max_iter, tol, n_init, random_state, warm_start,
+                 verbose, missing_label, backend):
+        """The parameters every EM model has; each model lists them in its own signature
+        (scikit-learn's ``get_params`` reads it) and passes them here."""
+        self.n_classes = n_classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.missing_label = missing_label
+        self.backend = backend
+
     # -- model interface ------------------------------------------------------
     # Parameters are a _Parameters NamedTuple. Those passed to and returned by _m_step,
     # _parameter_term, _set_fitted and _fitted_parameters have None in their PerTask

@@ -231,18 +231,12 @@ class GLAD(BaseEM):
         missing_label=-1,
         backend="auto",
     ):
-        self.n_classes = n_classes
+        super().__init__(
+            n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
+            random_state=random_state, warm_start=warm_start, verbose=verbose,
+            missing_label=missing_label, backend=backend)
         self.ability_prior = ability_prior
         self.difficulty_prior = difficulty_prior
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.missing_label = missing_label
-        self.backend = backend
 
     # Parameters are (abilities, log_betas, log_class_priors, hyper) with hyper = [mean and
     # standard deviation of the abilities' prior, standard deviation of the log-difficulties'

@@ -257,21 +257,15 @@ class MACE(BaseEM):
         missing_label=-1,
         backend="auto",
     ):
-        self.n_classes = n_classes
+        super().__init__(
+            n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
+            random_state=random_state, warm_start=warm_start, verbose=verbose,
+            missing_label=missing_label, backend=backend)
         self.method = method
         self.competence_prior = competence_prior
         self.spam_prior = spam_prior
         self.class_priors = class_priors
         self.smoothing = smoothing
-        self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.n_init = n_init
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.missing_label = missing_label
-        self.backend = backend
 
     # Parameters: MACEParameters. Statistics: per worker the expected numbers of known votes
     # and of spammed votes of each label; the expected number of tasks of each class.
