@@ -11,13 +11,12 @@ import sys
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._meta import (_check_features_and_votes, _estimator_has, _proba_in_classes,
-                    _VotesScoreMixin)
+from .base import FeatureModelMixin, _as_it_was_on_error, _estimator_has, _proba_in_classes
 
 __all__ = ["AggregatedTargetClassifier"]
 
@@ -69,7 +68,7 @@ def _soft_target_accuracy(net, X, y):
     return float(np.mean(net.predict_proba(X).argmax(axis=1) == np.asarray(y).argmax(axis=1)))
 
 
-class AggregatedTargetClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
+class AggregatedTargetClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin,
                                  BaseEstimator):
     """Train a classifier on votes aggregated into targets ("DL-MV", "DL-DS" baselines).
 
@@ -196,18 +195,19 @@ class AggregatedTargetClassifier(_VotesScoreMixin, MetaEstimatorMixin, Classifie
         -------
         self
         """
-        X, y, votes = _check_features_and_votes(self, X, y)
-        self.aggregator_ = self._make_aggregator().fit(y)
-        self.classes_ = np.asarray(self.aggregator_.classes_)
-        voted = np.flatnonzero(votes.votes_per_task() > 0)
-        if self.targets == "hard":
-            labels = np.asarray(self.aggregator_.predict(y))[voted]
-            target = np.searchsorted(self.classes_, labels)  # class indices
-        else:
-            target = np.asarray(self.aggregator_.predict_proba(y), dtype=np.float32)[voted]
-        self.estimator_ = self._make_estimator(len(self.classes_))
-        self.estimator_.fit(_safe_indexing(X, voted), target, **fit_params)
-        return self
+        with _as_it_was_on_error(self):
+            X, y, votes = self._check_features_and_votes(X, y)
+            self.aggregator_ = self._make_aggregator().fit(y)
+            self.classes_ = np.asarray(self.aggregator_.classes_)
+            voted = np.flatnonzero(votes.votes_per_task() > 0)
+            if self.targets == "hard":
+                labels = np.asarray(self.aggregator_.predict(y))[voted]
+                target = np.searchsorted(self.classes_, labels)  # class indices
+            else:
+                target = np.asarray(self.aggregator_.predict_proba(y), dtype=np.float32)[voted]
+            self.estimator_ = self._make_estimator(len(self.classes_))
+            self.estimator_.fit(_safe_indexing(X, voted), target, **fit_params)
+            return self
 
     def _estimator_proba(self, X):
         check_is_fitted(self)
@@ -249,12 +249,3 @@ class AggregatedTargetClassifier(_VotesScoreMixin, MetaEstimatorMixin, Classifie
         if self.targets == "soft":
             return self.classes_[self._estimator_proba(X).argmax(axis=1)]
         return self.classes_[np.asarray(self.estimator_.predict(X), dtype=np.int64)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags = get_tags(self.estimator).input_tags
-        tags.target_tags.required = True
-        # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags

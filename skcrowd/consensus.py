@@ -30,12 +30,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.dummy import DummyClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, check_cv
-from sklearn.utils import _safe_indexing, check_random_state, get_tags
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import HasMethods, Integral, Interval, Real
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._meta import _check_features_and_votes, _proba_in_classes, _VotesScoreMixin
 from .aggregation import DawidSkene
+from .base import FeatureModelMixin, _as_it_was_on_error, _proba_in_classes
 
 __all__ = ["ConsensusClassifier", "select_next_votes"]
 
@@ -163,7 +163,7 @@ def _expected_accuracy_gain(proba, confusions, worker_weights, *, chunk=4096):
 # ---------------------------------------------------------------------------
 
 
-class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class ConsensusClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Consensus labels from votes and a classifier, with label and annotator quality.
 
     ``fit(X, votes)`` cross-fits ``estimator`` over the tasks (features ``X``,
@@ -401,40 +401,41 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
         -------
         self
         """
-        X, y, votes = _check_features_and_votes(self, X, y, n_classes=self.n_classes)
-        self.classes_ = votes.classes
-        K = votes.n_classes
-        counts = votes.counts()
-        voted = counts.sum(axis=1) > 0
+        with _as_it_was_on_error(self):
+            X, y, votes = self._check_features_and_votes(X, y, n_classes=self.n_classes)
+            self.classes_ = votes.classes
+            K = votes.n_classes
+            counts = votes.counts()
+            voted = counts.sum(axis=1) > 0
 
-        # round 1 starts from the vote frequencies (tasks without votes: those of all votes)
-        resp = np.divide(counts, counts.sum(axis=1, keepdims=True),
-                         out=np.tile(counts.sum(axis=0) / counts.sum(), (votes.n_tasks, 1)),
-                         where=voted[:, None])
-        folds = self._folds(X, votes.n_tasks, resp.argmax(axis=1))
-        worker_model = DawidSkene(self.n_classes, smoothing=self.smoothing,
-                                  max_iter=self.max_iter, tol=self.tol, warm_start=True,
-                                  missing_label=self.missing_label)
-        weight = 1.0
-        for _ in range(self.n_rounds):
-            targets = resp.argmax(axis=1)
-            oof_proba = self._out_of_fold_proba(X, folds, voted, targets, K)
-            log_proba = np.log((1.0 - _PROBA_FLOOR) * oof_proba + _PROBA_FLOOR / K)
-            resp, weight, lower_bounds, converged = _joint_em(
-                worker_model, y, voted, log_proba, resp, weight, max_iter=self.max_iter,
-                tol=self.tol)
-        if not converged:
-            warnings.warn(
-                f"ConsensusClassifier's EM did not converge in max_iter={self.max_iter} "
-                "iterations of the last round; increase max_iter or tol.",
-                ConvergenceWarning,
-            )
-        self._set_fitted(votes, resp, worker_model.confusion_matrices_, oof_proba, weight,
-                         lower_bounds, converged)
-        labels = resp.argmax(axis=1)
-        rows = np.flatnonzero(voted)
-        self.estimator_ = self._fit_classifier(X, rows, labels[rows])
-        return self
+            # round 1 starts from the vote frequencies (tasks without votes: those of all votes)
+            resp = np.divide(counts, counts.sum(axis=1, keepdims=True),
+                             out=np.tile(counts.sum(axis=0) / counts.sum(), (votes.n_tasks, 1)),
+                             where=voted[:, None])
+            folds = self._folds(X, votes.n_tasks, resp.argmax(axis=1))
+            worker_model = DawidSkene(self.n_classes, smoothing=self.smoothing,
+                                      max_iter=self.max_iter, tol=self.tol, warm_start=True,
+                                      missing_label=self.missing_label)
+            weight = 1.0
+            for _ in range(self.n_rounds):
+                targets = resp.argmax(axis=1)
+                oof_proba = self._out_of_fold_proba(X, folds, voted, targets, K)
+                log_proba = np.log((1.0 - _PROBA_FLOOR) * oof_proba + _PROBA_FLOOR / K)
+                resp, weight, lower_bounds, converged = _joint_em(
+                    worker_model, y, voted, log_proba, resp, weight, max_iter=self.max_iter,
+                    tol=self.tol)
+            if not converged:
+                warnings.warn(
+                    f"ConsensusClassifier's EM did not converge in max_iter={self.max_iter} "
+                    "iterations of the last round; increase max_iter or tol.",
+                    ConvergenceWarning,
+                )
+            self._set_fitted(votes, resp, worker_model.confusion_matrices_, oof_proba, weight,
+                             lower_bounds, converged)
+            labels = resp.argmax(axis=1)
+            rows = np.flatnonzero(voted)
+            self.estimator_ = self._fit_classifier(X, rows, labels[rows])
+            return self
 
     def _set_fitted(self, votes, resp, confusions, oof_proba, weight, lower_bounds,
                     converged):
@@ -524,18 +525,6 @@ class ConsensusClassifier(_VotesScoreMixin, MetaEstimatorMixin, ClassifierMixin,
         """
         proba = self.predict_proba(X)  # checks that it is fitted before classes_ is read
         return self.classes_[proba.argmax(axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.estimator is None:
-            tags.input_tags.sparse = True  # the default switches to a sparse-ready model
-        else:
-            tags.input_tags = get_tags(self.estimator).input_tags
-        tags.target_tags.required = True
-        # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
 
 def select_next_votes(X, votes, k, *, consensus=None):

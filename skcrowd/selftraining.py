@@ -41,8 +41,9 @@ from sklearn.utils.random import sample_without_replacement
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._holdout import holdout_tasks
+from .base import FeatureModelMixin, _as_it_was_on_error
 from .metrics import imbalance_ratio, mv_accuracy_score
-from .votes import Votes, check_not_long_format, check_votes
+from .votes import Votes, check_votes
 
 __all__ = ["SelfCrowdClassifier", "distribution_aware_quotas", "paper_crowd_model"]
 
@@ -243,7 +244,7 @@ def _select_at_random(model, X, pool, n_select, n_classes, budget, rng):
     return flat, label
 
 
-class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class SelfCrowdClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Self-Crowd: self-training a crowd model with distribution-aware pseudo-annotations.
 
     Algorithm 1 of Shi, Li & Huang (Self-Crowd): train the crowd model on the
@@ -398,8 +399,9 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     :ref:`learning`); when the crowd model reports it (its
     ``interrupted_`` attribute) during a round, the round is undone and
     self-training stops with the rounds kept so far, without the final
-    refit. An interrupt anywhere else in ``fit`` leaves the estimator
-    unfitted (its fitted attributes removed), never half-fitted.
+    refit. An interrupt anywhere else in ``fit`` (or any other error)
+    leaves the estimator as it was before the call (fitted earlier, or
+    unfitted), never half-fitted.
 
     Validation data are fit parameters, ``fit(X, y, X_val=..., y_val=...)``,
     as in :class:`~sklearn.ensemble.HistGradientBoostingClassifier`; they only
@@ -512,16 +514,16 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        if self.estimator is not None:
-            inner = get_tags(self.estimator)
-            tags.input_tags.sparse = inner.input_tags.sparse
-            tags.input_tags.allow_nan = inner.input_tags.allow_nan
-        else:  # the default crowd model, CrowdLayerClassifier, takes a sparse X
-            tags.input_tags.sparse = True
+    _n_tasks_mismatch = "X has {n_samples} samples (tasks) but y (votes) has {n_tasks} rows."
+
+    def _input_tags(self, tags):
+        # X is validated here as a numeric array: of the crowd model's input tags, only
+        # whether it takes a sparse X, or NaN, carries over (the default crowd model,
+        # CrowdLayerClassifier, takes a sparse X)
+        if self.estimator is None:
+            return super()._input_tags(tags)
+        inner = get_tags(self.estimator).input_tags
+        tags.sparse, tags.allow_nan = inner.sparse, inner.allow_nan
         return tags
 
     def _accept_sparse(self):
@@ -589,14 +591,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : SelfCrowdClassifier
             The fitted estimator.
         """
-        try:
+        with _as_it_was_on_error(self):  # KeyboardInterrupt included
             return self._fit(X, y, X_val, y_val)
-        except BaseException:
-            # KeyboardInterrupt included: no half-fitted estimator (n_features_in_ of this
-            # call with estimator_ of an earlier one)
-            for name in [name for name in vars(self) if name.endswith("_")]:
-                delattr(self, name)
-            raise
 
     def _fit(self, X, y, X_val, y_val):
         if self.warm_start and self.estimator is not None and (
@@ -606,17 +602,8 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"warm_start=True needs a crowd model with a warm_start parameter; "
                 f"{type(self.estimator).__name__} has none."
             )
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None; "
-                "pass the votes matrix as y."
-            )
-        X = validate_data(self, X, accept_sparse=self._accept_sparse(), ensure_all_finite=False)
-        votes = check_votes(y, missing_label=self.missing_label, name="y (votes)")
-        if votes.n_tasks != X.shape[0]:
-            raise ValueError(
-                f"X has {X.shape[0]} samples (tasks) but y (votes) has {votes.n_tasks} rows."
-            )
+        X, _, votes = self._check_features_and_votes(
+            X, y, name="y (votes)", accept_sparse=self._accept_sparse(), ensure_all_finite=False)
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         if X_val is not None:
@@ -717,7 +704,6 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 model = self._fit_crowd_model(model, X, combined, rng, refit=True,
                                               seed=final_seed, final=True)
         pseudo["label"] = classes[pseudo["label"]]
-        # fitted attributes only now: an interrupt above leaves the estimator unfitted
         self.classes_ = classes
         self.estimator_ = model
         self.history_ = history
@@ -839,26 +825,6 @@ class SelfCrowdClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
-
-    def score(self, X, y):
-        """Tie-aware accuracy of ``predict(X)`` against the majority vote of ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-        y : array-like of shape (n_samples, n_workers) or (n_samples,)
-            Votes (``-1`` missing) or gold labels; tasks without votes are skipped.
-
-        Returns
-        -------
-        score : float
-            See :func:`skcrowd.metrics.mv_accuracy_score`.
-        """
-        check_not_long_format(y, "y")
-        return mv_accuracy_score(
-            y, self.predict(X), missing_label=self.missing_label, classes=self.classes_
-        )
 
 
 def paper_crowd_model():

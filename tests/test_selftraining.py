@@ -624,7 +624,7 @@ def test_an_interrupted_round_is_undone_and_stops_self_training():
     assert clf.estimator_.n_fits_ == 1 and len(clf.estimator_.accuracy_) == 6
 
 
-def test_an_interrupt_elsewhere_leaves_the_estimator_unfitted():
+def test_an_interrupt_elsewhere_leaves_the_estimator_as_it_was():
     class Ctrl_C(CopyCrowd):
         def fit(self, X, votes):
             if (np.asarray(votes) >= 0).sum() > 165:  # a round: 80 tasks, 160 votes + 10
@@ -633,11 +633,20 @@ def test_an_interrupt_elsewhere_leaves_the_estimator_unfitted():
 
     X, votes, _ = simulate(n_tasks=100, n_workers=6)  # 200 votes
     clf = SelfCrowdClassifier(CopyCrowd(), n_iterations=1, n_pseudo=10).fit(X, votes)
+    before = dict(vars(clf))
     with pytest.raises(KeyboardInterrupt):
         clf.set_params(estimator=Ctrl_C()).fit(X, votes)
-    assert not [name for name in vars(clf) if name.endswith("_")]
+    # the failed-fit policy of every skcrowd estimator: the earlier fit, untouched (only the
+    # parameter set before the fit differs)
+    assert vars(clf).keys() == before.keys()
+    assert all(vars(clf)[name] is before[name] for name in before if name != "estimator")
+    assert clf.predict(X).shape == (100,)
+    fresh = SelfCrowdClassifier(Ctrl_C(), n_iterations=1, n_pseudo=10)
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(X, votes)  # a first fit that fails leaves the estimator unfitted
+    assert not [name for name in vars(fresh) if name.endswith("_")]
     with pytest.raises(NotFittedError):
-        clf.predict(X)
+        fresh.predict(X)
 
 
 # ---------------------------------------------------------------------------

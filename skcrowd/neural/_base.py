@@ -40,6 +40,7 @@ from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator, is_dataset, to_tensor
 
 from .._holdout import holdout_tasks
+from ..base import FeatureModelMixin, _as_it_was_on_error
 from ..metrics import mv_accuracy_score
 from ..optim import SAM, frozen_batchnorm_stats
 from ..votes import check_votes
@@ -273,10 +274,12 @@ def _full_init_signature(cls):
     return own.replace(parameters=[*named, *passed_on, *var_keyword])
 
 
-class CrowdNetMixin:
+class CrowdNetMixin(FeatureModelMixin):
     """Parts shared by the votes-as-y classifiers and the crowd regressor.
 
-    Subclasses define ``_crowd_parameter_constraints`` (their own parameters),
+    On top of the feature models' base (:class:`skcrowd.base.FeatureModelMixin`:
+    tags, default ``score``, a failed ``fit`` that leaves the net as it was):
+    skorch's plumbing. Subclasses define ``_crowd_parameter_constraints`` (their own parameters),
     ``_check_fit_data`` (validation and encoding of ``X`` and ``y``),
     ``_default_module(**module_kwargs)`` (the backbone when ``module=None``),
     ``_make_noise_model()``,
@@ -644,10 +647,11 @@ class CrowdNetMixin:
         -------
         self
         """
-        X, targets = self._check_fit_data(
-            X, y, reset=not (self.warm_start and self.initialized_)
-        )
-        return self._fit_targets(X, targets, **fit_params)
+        with _as_it_was_on_error(self):
+            X, targets = self._check_fit_data(
+                X, y, reset=not (self.warm_start and self.initialized_)
+            )
+            return self._fit_targets(X, targets, **fit_params)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, **fit_params):
@@ -673,12 +677,13 @@ class CrowdNetMixin:
         -------
         self
         """
-        if self.initialized_:
-            X, targets = self._check_fit_data(X, y, reset=False)
-            super(CrowdNetMixin, self).partial_fit(X, targets, **fit_params)
-            return self
-        X, targets = self._check_fit_data(X, y, reset=True)
-        return self._fit_targets(X, targets, **fit_params)
+        with _as_it_was_on_error(self):
+            if self.initialized_:
+                X, targets = self._check_fit_data(X, y, reset=False)
+                super(CrowdNetMixin, self).partial_fit(X, targets, **fit_params)
+                return self
+            X, targets = self._check_fit_data(X, y, reset=True)
+            return self._fit_targets(X, targets, **fit_params)
 
     def initialize_module(self):
         """Build the backbone (default :class:`MLP` sized from the data) and the noise model."""
@@ -784,15 +789,6 @@ class CrowdNetMixin:
             self.train_step_single(batch, **fit_params)
         self.optimizer_.second_step()
         return step
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.input_tags.sparse = True
-        # y is a votes matrix: one column per worker (DESIGN.md, "Estimator contract").
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
 
 
 class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
@@ -950,35 +946,14 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         proba = self.predict_proba(X)
         return self.classes_[proba.argmax(axis=-1)]
 
-    def score(self, X, y, sample_weight=None):
-        """Tie-aware accuracy of the predictions against the majority vote of ``y``.
-
-        Tasks without votes are skipped; no gold labels are needed, so this
-        works for model selection on held-out votes (see
-        :func:`skcrowd.metrics.mv_accuracy_score`). In cross-validation, pass
-        ``cv=KFold(n_splits, shuffle=True)``: scikit-learn's default for a
-        2-D ``y`` is an unshuffled ``KFold``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_tasks, n_features)
-            Features.
-        y : array-like or sparse matrix of shape (n_tasks, n_workers)
-            Votes on those tasks.
-        sample_weight : None
-            Not supported; must be None.
-
-        Returns
-        -------
-        float
-        """
-        if sample_weight is not None:
-            raise ValueError(f"{type(self).__name__}.score does not support sample_weight.")
+    def _scored_votes(self, X, y):
+        # the votes of the fitted workers, encoded as class indices (-1 missing), one row per
+        # item (a token of a sequence)
         proba = self.predict_proba(X)
         targets = self._encode_votes(y, reset=False)[1]
         self._check_lengths(proba, targets)
-        return mv_accuracy_score(self._item_votes(targets), proba.argmax(axis=-1).reshape(-1),
-                                 classes=np.arange(len(self.classes_)))
+        return (self._item_votes(targets), proba.argmax(axis=-1).reshape(-1), -1,
+                np.arange(len(self.classes_)))
 
     def predict_annotator_proba(self, X, workers=None):
         """Distribution of the vote each worker would give each sample.

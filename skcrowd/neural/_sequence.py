@@ -78,9 +78,9 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     True
     """
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False  # sequences are 3-D
+    def _input_tags(self, tags):
+        tags = super()._input_tags(tags)
+        tags.sparse = False  # sequences are 3-D
         return tags
 
     def _validate_X(self, X, *, reset):

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
-from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._meta import _estimator_has
+from ..base import FeatureModelMixin, _as_it_was_on_error, _estimator_has
 from ._pruner import WAUMPruner
 
 __all__ = ["PrunedClassifier"]
 
 
-class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrunedClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Drop the most ambiguous training tasks, then fit a classifier on the rest.
 
     ``fit(X, votes)`` runs ``pruner.fit_resample(X, votes)`` and fits a clone
@@ -90,14 +89,6 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.pruner = pruner
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner = get_tags(self.estimator)
-        tags.input_tags = inner.input_tags
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Prune ambiguous tasks, then fit the estimator on the kept ones.
@@ -114,12 +105,13 @@ class PrunedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : PrunedClassifier
             Fitted classifier.
         """
-        validate_data(self, X, skip_check_array=True)
-        pruner = WAUMPruner() if self.pruner is None else clone(self.pruner)
-        X_kept, y_kept = pruner.fit_resample(X, y)
-        self.pruner_ = pruner
-        self.estimator_ = clone(self.estimator).fit(X_kept, y_kept)
-        return self
+        with _as_it_was_on_error(self):
+            validate_data(self, X, skip_check_array=True)
+            pruner = WAUMPruner() if self.pruner is None else clone(self.pruner)
+            X_kept, y_kept = pruner.fit_resample(X, y)
+            self.pruner_ = pruner
+            self.estimator_ = clone(self.estimator).fit(X_kept, y_kept)
+            return self
 
     @property
     def classes_(self):

@@ -12,9 +12,10 @@ from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_memory, validate_data
+from sklearn.utils.validation import check_memory
 
-from ..votes import Votes, check_votes
+from ..base import FeatureModelMixin, _as_it_was_on_error
+from ..votes import Votes
 from ._aum import MARGIN_KINDS, _check_margin_kind, _fill_unscored, _trust_at, weighted_aum
 from ._margin_training import check_margin_estimator, record_margins
 
@@ -64,7 +65,7 @@ def keep_all_but_lowest(scores, has_votes, alpha):
     return support, float(scores[order[n_prune]])
 
 
-class WAUMPruner(BaseEstimator):
+class WAUMPruner(FeatureModelMixin, BaseEstimator):
     """Find the most ambiguous crowdsourced tasks and prune them (a sampler).
 
     Trains a classifier (the *margin model*) for ``n_epochs`` epochs on one
@@ -230,13 +231,10 @@ class WAUMPruner(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        tags.input_tags.sparse = True
-        return tags
+    _n_tasks_mismatch = (
+        "X has {n_samples} rows (tasks) but y (votes) has {n_tasks}; give one row of votes per "
+        "task."
+    )
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -255,62 +253,52 @@ class WAUMPruner(BaseEstimator):
         self : WAUMPruner
             Fitted pruner.
         """
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None; "
-                "y is the votes matrix."
+        with _as_it_was_on_error(self):
+            X, _, votes = self._check_features_and_votes(X, y, accept_sparse=("csr", "csc"))
+            if votes.n_classes < 2:
+                raise ValueError(
+                    f"y (votes) has one class only, {votes.classes.tolist()!r}; margins need at "
+                    "least two classes."
+                )
+            _check_margin_kind(self.margin, self.top_k, votes.n_classes)
+            rng = check_random_state(self.random_state)
+            seed = None if self.random_state is None else int(rng.randint(np.iinfo(np.int32).max))
+            # verbose changes only the printing: a cached training serves every verbose level
+            record = check_memory(self.memory).cache(record_margins, ignore=["verbose"])
+            options = dict(
+                n_epochs=self.n_epochs, kind=self.margin, top_k=self.top_k, logits=self.logits,
+                seed=seed, verbose=self.verbose,
             )
-        X = validate_data(self, X, accept_sparse=("csr", "csc"))
-        votes = check_votes(y, name="y")
-        if votes.n_tasks != X.shape[0]:
-            raise ValueError(
-                f"X has {X.shape[0]} rows (tasks) but y (votes) has {votes.n_tasks}; "
-                "give one row of votes per task."
-            )
-        if votes.n_classes < 2:
-            raise ValueError(
-                f"y (votes) has one class only, {votes.classes.tolist()!r}; margins need at "
-                "least two classes."
-            )
-        _check_margin_kind(self.margin, self.top_k, votes.n_classes)
-        rng = check_random_state(self.random_state)
-        seed = None if self.random_state is None else int(rng.randint(np.iinfo(np.int32).max))
-        # verbose changes only the printing: a cached training serves every verbose level
-        record = check_memory(self.memory).cache(record_margins, ignore=["verbose"])
-        options = dict(
-            n_epochs=self.n_epochs, kind=self.margin, top_k=self.top_k, logits=self.logits,
-            seed=seed, verbose=self.verbose,
-        )
-        model = self._margin_model(seed)
-        has_votes = votes.votes_per_task() > 0
-        for name in _METHOD_ATTRIBUTES:  # forget what a fit with another method left
-            self.__dict__.pop(name, None)
-        if self.method == "aumc":
-            voted = np.flatnonzero(has_votes)
-            majority = Votes(
-                task=np.arange(len(voted), dtype=np.int64),
-                worker=np.zeros(len(voted), dtype=np.int64),
-                label=votes.counts()[voted].argmax(axis=1),
-                n_tasks=len(voted),
-                n_workers=1,
-                classes=votes.classes,
-            )
-            aum, _ = record(model, _safe_indexing(X, voted), majority, **options)
-            aumc = np.zeros(votes.n_tasks)
-            aumc[voted] = aum
-            self.aumc_ = scores = _fill_unscored(aumc, has_votes)
-        else:
-            diagonals = self._worker_reliability(votes, seed)
-            aum, final_proba = record(
-                model, X, votes, per_worker=self.method == "worker-wise", **options
-            )
-            self.aum_ = aum
-            self.trust_scores_ = _trust_at(final_proba, votes.worker, diagonals)
-            self.vote_tasks_, self.vote_workers_ = votes.task, votes.worker
-            self.waum_ = scores = weighted_aum(aum, self.trust_scores_, votes)
-        self.support_, self.threshold_ = keep_all_but_lowest(scores, has_votes, self.alpha)
-        self._warn_lost_classes(votes)
-        return self
+            model = self._margin_model(seed)
+            has_votes = votes.votes_per_task() > 0
+            for name in _METHOD_ATTRIBUTES:  # forget what a fit with another method left
+                self.__dict__.pop(name, None)
+            if self.method == "aumc":
+                voted = np.flatnonzero(has_votes)
+                majority = Votes(
+                    task=np.arange(len(voted), dtype=np.int64),
+                    worker=np.zeros(len(voted), dtype=np.int64),
+                    label=votes.counts()[voted].argmax(axis=1),
+                    n_tasks=len(voted),
+                    n_workers=1,
+                    classes=votes.classes,
+                )
+                aum, _ = record(model, _safe_indexing(X, voted), majority, **options)
+                aumc = np.zeros(votes.n_tasks)
+                aumc[voted] = aum
+                self.aumc_ = scores = _fill_unscored(aumc, has_votes)
+            else:
+                diagonals = self._worker_reliability(votes, seed)
+                aum, final_proba = record(
+                    model, X, votes, per_worker=self.method == "worker-wise", **options
+                )
+                self.aum_ = aum
+                self.trust_scores_ = _trust_at(final_proba, votes.worker, diagonals)
+                self.vote_tasks_, self.vote_workers_ = votes.task, votes.worker
+                self.waum_ = scores = weighted_aum(aum, self.trust_scores_, votes)
+            self.support_, self.threshold_ = keep_all_but_lowest(scores, has_votes, self.alpha)
+            self._warn_lost_classes(votes)
+            return self
 
     def fit_resample(self, X, y):
         """Fit, then return the kept tasks' rows of ``X`` and ``y``.
