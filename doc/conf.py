@@ -83,6 +83,28 @@ def _write_datasets_table(app):
         f.write("\n".join(lines) + "\n")
 
 
+def _write_estimators_by_kind(app):
+    """generated/estimators_by_kind.txt: every estimator that all_estimators() finds, by kind,
+    with the first line of its docstring (api.rst, comparison.rst), so a new model is listed
+    without editing the docs."""
+    from skcrowd.utils.discovery import KINDS, all_estimators
+
+    titles = {"aggregator": "Aggregators", "rating": "Aggregators of continuous ratings",
+              "multilabel": "Aggregators of multi-label votes", "feature_model": "Feature models"}
+    lines = []
+    for kind, takes in KINDS.items():
+        lines += [f"**{titles[kind]}** (``type_filter=\"{kind}\"``: {takes}):", ""]
+        for name, cls in all_estimators(type_filter=kind):
+            summary = (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
+            lines.append(f"- :class:`~skcrowd.{name}`: {summary}.")
+        lines.append("")
+    out = os.path.join(app.srcdir, "generated", "estimators_by_kind.txt")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(lines))
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_metadata_request_methods)
     app.connect("builder-inited", _write_datasets_table)
+    app.connect("builder-inited", _write_estimators_by_kind)

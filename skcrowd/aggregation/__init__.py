@@ -29,8 +29,7 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 """
 
 from ._bayesian_dawid_skene import BayesianDawidSkene
-from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating
-from ._continuous import check_ratings  # noqa: F401 (skcrowd.check_ratings, not an estimator)
+from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
 from ._glad import GLAD
@@ -49,6 +48,6 @@ __all__ += ["OneCoinDawidSkene", "MACE"]  # EM / variational Bayes
 __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-shaped
 __all__ += ["BayesianDawidSkene", "EBCC"]
 __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
-# continuous ratings: regressors (registries of class aggregators skip them: is_regressor)
-__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD"]
+# continuous ratings: regressors (skcrowd.utils.discovery.all_estimators(type_filter="rating"))
+__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
 __all__ += ["OrdinalDawidSkene"]  # ordinal grades (issue 27)
