@@ -1,10 +1,11 @@
 """Seeded outputs that must not depend on the machine: ``python tests/determinism_outputs.py OUT``.
 
 Writes to ``OUT`` (an ``.npz`` file) the votes of seeded simulations, the labels, probabilities and
-objectives of every aggregator of ``skcrowd.aggregation.__all__`` (numba engine, one crowd small
-enough for the serial drivers and one large enough for the parallel ones; numpy engine on the small
-one), and the seeded results of the other randomized pieces: Self-Crowd's vote selection, the
-consensus classifier, agreement bootstrap intervals and a small CrowdLayer net trained on CPU.
+objectives of every aggregator that ``skcrowd.utils.discovery.all_estimators`` finds (numba engine,
+one crowd small enough for the serial drivers and one large enough for the parallel ones; numpy
+engine on the small one), the ratings of every rating aggregator, and the seeded results of the
+other randomized pieces: Self-Crowd's vote selection, the consensus classifier, agreement bootstrap
+intervals and a small CrowdLayer net trained on CPU.
 
 ``tests/test_determinism.py`` runs this script under the default CPU dispatch and under
 ``NPY_DISABLE_CPU_FEATURES`` (numpy's SIMD kernels turned off), ``NUMBA_CPU_NAME=generic``
@@ -70,20 +71,16 @@ def _crowds():
 
 
 def _aggregators(out):
-    from sklearn.base import is_regressor
-
-    import skcrowd.aggregation as aggregation
     from skcrowd.aggregation import kernels
+    from skcrowd.utils.discovery import all_estimators
 
     crowds = _crowds()
     for engine, names in (("numba", ("small", "large")), ("numpy", ("small",))):
         kernels.ENGINE = engine
         for crowd_name in names:
             votes = crowds[crowd_name]
-            for model in aggregation.__all__:
-                estimator = getattr(aggregation, model)()
-                if is_regressor(estimator):
-                    continue  # rating aggregators: _rating_aggregators
+            for model, cls in all_estimators(type_filter="aggregator"):
+                estimator = cls()
                 if "random_state" in estimator.get_params():
                     estimator.set_params(random_state=0)
                 if model == "AggregatorSelector":  # every default candidate, one hold-out:
@@ -103,19 +100,15 @@ def _aggregators(out):
 
 
 def _rating_aggregators(out):
-    """Aggregated ratings of every regressor of ``skcrowd.aggregation.__all__`` (issue 27)."""
-    from sklearn.base import is_regressor
-
-    import skcrowd.aggregation as aggregation
+    """Aggregated ratings of every rating aggregator (issue 27)."""
+    from skcrowd.utils.discovery import all_estimators
 
     rng = np.random.RandomState(6)
     ratings = rng.normal(50, 20, size=(500, 1)) + rng.normal(0, 5, size=20)
     ratings = ratings + rng.normal(size=(500, 20)) * rng.choice([2.0, 5.0, 30.0], size=20)
     ratings[rng.rand(500, 20) < 0.7] = np.nan
-    for model in aggregation.__all__:
-        estimator = getattr(aggregation, model)()
-        if not is_regressor(estimator):
-            continue
+    for model, cls in all_estimators(type_filter="rating"):
+        estimator = cls()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out[f"ratings/{model}"] = estimator.fit(ratings).predict(ratings)

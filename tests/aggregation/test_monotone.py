@@ -1,11 +1,14 @@
 """The scikit-learn mixture contract: ``lower_bounds_`` never decreases, for every EM/VB model.
 
-Each model runs ``tol=0`` (every iteration recorded) on simulated crowds, on a tiny degenerate
-crowd and on real crowds of the shared data: a few small ones here, every one with
+The models are every aggregator that documents the fitted attribute ``lower_bounds_``
+(:func:`skcrowd.utils.discovery.all_estimators`, so a new EM model is covered without editing
+this file). Each model runs ``tol=0`` (every iteration recorded) on simulated crowds, on a tiny
+degenerate crowd and on real crowds of the shared data: a few small ones here, every one with
 ``--runslow``. Data-chosen priors (``"auto"``) settle before EM's recorded iterations (see
 ``BaseEM._prior_settled``); a decrease is allowed only at the level of rounding.
 """
 
+import re
 import warnings
 from pathlib import Path
 
@@ -13,12 +16,23 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from skcrowd.aggregation import (EBCC, GLAD, MACE, BayesianDawidSkene, DawidSkene,
-                                 OneCoinDawidSkene, WeightedDawidSkene)
 from skcrowd.datasets import load_crowd_dataset, simulate_annotators
+from skcrowd.utils.discovery import all_estimators
 
-MODELS = [DawidSkene(), WeightedDawidSkene(), GLAD(random_state=0), OneCoinDawidSkene(),
-          MACE(random_state=0), BayesianDawidSkene(), EBCC(random_state=0)]
+
+def _em_models():
+    """Every aggregator whose docstring documents ``lower_bounds_``, seeded where it can be."""
+    models = []
+    for _, cls in all_estimators(type_filter="aggregator"):
+        if re.search(r"^\s*lower_bounds_ :", cls.__doc__ or "", flags=re.MULTILINE):
+            model = cls()
+            if "random_state" in model.get_params():
+                model.set_params(random_state=0)
+            models.append(model)
+    return models
+
+
+MODELS = _em_models()
 DATA = Path(__file__).resolve().parents[2] / "../shared/data"
 SMALL = ["act_CF", "act_CF_amt", "act_ZenCrowd_in", "zhang2014_web"]
 RTOL = 1e-10  # rounding, as in test_em.py

@@ -1,8 +1,8 @@
 """Property-based tests of every aggregator: generated votes in, sound soft labels out.
 
-The estimators are every name of ``skcrowd.aggregation.__all__`` (an aggregator added there is
-tested without editing this file) plus :data:`EXTRA_ESTIMATORS`, where an estimator that takes
-the votes matrix as ``X`` but lives elsewhere (the consensus estimator) joins. For every
+The estimators are every aggregator that :func:`skcrowd.utils.discovery.all_estimators` finds
+(an aggregator exported by its subpackage is tested without editing this file), wherever it
+lives. For every
 generated votes matrix (tests/votes_strategies.py: dense, nested lists, pandas, masked, sparse;
 int, str, float and bool labels; any missing marker; tasks and workers without votes; 1 to 100
 classes) an estimator either raises a ValueError or TypeError naming the problem, or fits a
@@ -45,10 +45,7 @@ from votes_strategies import arbitrary_entries, votes_cases  # noqa: E402
 
 import skcrowd.aggregation as aggregation  # noqa: E402
 from skcrowd import check_votes  # noqa: E402
-
-# Estimators with the aggregator contract (votes matrix as X, predict_proba per task) that are
-# not in skcrowd.aggregation.__all__: name -> factory of an unfitted estimator.
-EXTRA_ESTIMATORS = {}
+from skcrowd.utils.discovery import all_estimators  # noqa: E402
 
 # Fitted attributes with one row per worker / per task, permuted with the votes.
 WORKER_ATTRIBUTES = ("confusion_matrices_", "abilities_")
@@ -73,7 +70,7 @@ LOWER_BOUND_RTOL["OrdinalDawidSkene"] = 1e-7
 BINARY_ONLY = ("KOS",)  # a ValueError naming the classes when given more than two
 
 
-# Meta-estimators of skcrowd.aggregation.__all__, built with cheap candidates: every candidate
+# Meta-estimators among the aggregators, built with cheap candidates: every candidate
 # is tested on its own, and the defaults (every model, three splits) would fit seven models four
 # times per generated crowd.
 META_ESTIMATORS = {
@@ -86,10 +83,10 @@ MAY_BE_NAN = ("best_score_",)
 
 
 def _estimators():
-    found = {name: META_ESTIMATORS.get(name, getattr(aggregation, name))
-             for name in aggregation.__all__
-             if hasattr(getattr(aggregation, name), "predict_proba")}
-    return {**found, **EXTRA_ESTIMATORS}
+    """name -> factory of an unfitted estimator, for every aggregator (votes matrix as X,
+    predict_proba per task)."""
+    return {name: META_ESTIMATORS.get(name, cls)
+            for name, cls in all_estimators(type_filter="aggregator")}
 
 
 ESTIMATORS = _estimators()

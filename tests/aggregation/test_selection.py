@@ -93,6 +93,12 @@ def test_default_candidates_score_every_aggregator_that_can():
     names = [type(c).__name__ for c in selector.cv_results_["estimator"]]
     assert names == ["MajorityVote", "DawidSkene", "GLAD", "OneCoinDawidSkene", "MACE",
                      "BayesianDawidSkene", "EBCC"]  # every regime, in __all__'s order
+    from skcrowd.aggregation._selection import _scores_held_out_votes
+    from skcrowd.utils.discovery import all_estimators
+
+    able = {name for name, cls in all_estimators(type_filter="aggregator")
+            if name != "AggregatorSelector" and _scores_held_out_votes(cls())}
+    assert set(names) == able - {"WeightedDawidSkene"}  # every discovered one that can
     assert np.all(np.isfinite(selector.cv_results_["mean_test_score"]))
 
 
