@@ -26,20 +26,19 @@ _TORCH_MODULES = ("skcrowd.neural", "skcrowd.optim")
 
 
 def _kind_bases():
-    """The base class of each kind but ``feature_model`` (the estimators of no other kind)."""
+    """The base class of each kind."""
     from ..aggregation._base import BaseAggregator
     from ..aggregation._continuous import _BaseRatingAggregator
+    from ..base import FeatureModelMixin
     from ..multilabel import _MultiLabelAggregator
 
     return {"aggregator": BaseAggregator, "rating": _BaseRatingAggregator,
-            "multilabel": _MultiLabelAggregator}
+            "multilabel": _MultiLabelAggregator, "feature_model": FeatureModelMixin}
 
 
 def _kind(cls, bases):
-    for kind, base in bases.items():
-        if issubclass(cls, base):
-            return kind
-    return "feature_model"
+    """The kind of ``cls``: the first whose base it inherits (None: of no kind)."""
+    return next((kind for kind, base in bases.items() if issubclass(cls, base)), None)
 
 
 def _public_modules(with_torch):
@@ -86,8 +85,8 @@ def all_estimators(type_filter=None):
     ----------
     type_filter : {"aggregator", "rating", "multilabel", "feature_model"} \
             or list of such str, default=None
-        Which kind of estimators to return; None returns every estimator. Each estimator has
-        exactly one kind:
+        Which kind of estimators to return; None returns every estimator. Each of skcrowd's
+        estimators has exactly one kind (tested):
 
         - ``"aggregator"``: the votes matrix as ``X`` (tasks are rows, workers columns), one
           class per task out (subclasses of the aggregators' base, such as
@@ -97,8 +96,8 @@ def all_estimators(type_filter=None):
           (:class:`~skcrowd.aggregation.MeanRating`, ...);
         - ``"multilabel"``: multi-label votes as ``X``, a set of labels per task out
           (:class:`~skcrowd.multilabel.MultiLabelDawidSkene`, ...);
-        - ``"feature_model"``: every other estimator, which takes features ``X`` and the votes
-          matrix as ``y`` (the nets of :mod:`skcrowd.neural`,
+        - ``"feature_model"``: features ``X`` and the votes matrix as ``y`` (subclasses of
+          :class:`~skcrowd.base.FeatureModelMixin`: the nets of :mod:`skcrowd.neural`,
           :class:`~skcrowd.selftraining.SelfCrowdClassifier`,
           :class:`~skcrowd.pruning.WAUMPruner`, ...).
 
@@ -155,6 +154,7 @@ def all_estimators(type_filter=None):
             if (not name.startswith("_") and issubclass(cls, BaseEstimator)
                     and cls.__module__.startswith("skcrowd.") and not _is_abstract(cls)):
                 found.add((name, cls))
-    bases = _kind_bases()
-    return sorted(((name, cls) for name, cls in found if _kind(cls, bases) in kinds),
-                  key=itemgetter(0))
+    if type_filter is not None:
+        bases = _kind_bases()
+        found = {(name, cls) for name, cls in found if _kind(cls, bases) in kinds}
+    return sorted(found, key=itemgetter(0))

@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 import skcrowd
 import skcrowd.aggregation as aggregation
 from skcrowd.aggregation._base import BaseAggregator
+from skcrowd.base import FeatureModelMixin
 from skcrowd.utils.discovery import KINDS, all_estimators
 
 SUBPACKAGES = sorted({module for module in skcrowd._LAZY.values()} | {"aggregation.kernels"})
@@ -82,6 +83,16 @@ def test_result_is_sorted_name_class_pairs():
     assert all(cls.__name__ == name for name, cls in estimators)
 
 
+def test_an_estimator_of_no_kind_is_found_by_no_filter(monkeypatch):
+    class Odd(BaseEstimator):
+        """Neither an aggregator nor a feature model."""
+
+    Odd.__module__ = "skcrowd.aggregation._fake"
+    monkeypatch.setattr(aggregation, "Odd", Odd, raising=False)
+    assert ("Odd", Odd) in all_estimators()
+    assert "Odd" not in dict(all_estimators(type_filter=list(KINDS)))
+
+
 def test_the_kinds_partition_the_estimators():
     by_kind = {kind: dict(all_estimators(type_filter=kind)) for kind in KINDS}
     everything = dict(all_estimators())
@@ -100,7 +111,7 @@ def test_each_kind_is_what_it_says():
     for name, cls in all_estimators(type_filter="multilabel"):
         assert cls.__module__ == "skcrowd.multilabel", name
     for name, cls in all_estimators(type_filter="feature_model"):
-        assert not issubclass(cls, BaseAggregator), name
+        assert issubclass(cls, FeatureModelMixin) and not issubclass(cls, BaseAggregator), name
         assert list(inspect.signature(cls.fit).parameters)[1:3] == ["X", "y"], name
     names = {kind: [n for n, _ in all_estimators(type_filter=kind)] for kind in KINDS}
     assert {"MajorityVote", "DawidSkene", "KOS", "OrdinalDawidSkene",
