@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sklearn.utils import check_random_state
 
+from .._holdout import _subset, held_out_score, held_out_votes
 from ._votes import mv_accuracy_score
 
 __all__ = ["mv_accuracy_scorer", "annotation_log_likelihood_scorer", "held_out_vote_scorer"]
@@ -171,8 +172,6 @@ def held_out_vote_scorer(estimator, X, y=None, *, test_size=0.2, random_state=0)
     >>> search.cv_results_["mean_test_score"].round(3)
     array([-0.504, -0.506, -0.507])
     """
-    from ..aggregation._selection import _subset, held_out_score, held_out_votes
-
     votes = estimator._validate_votes(X, reset=False, allow_no_votes=True)
     held = held_out_votes(votes, test_size, check_random_state(random_state))
     return held_out_score(estimator, _subset(votes, ~held), _subset(votes, held))
