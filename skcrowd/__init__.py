@@ -12,7 +12,11 @@ from .votes import (LongVotes, Votes, aggregate_long, check_not_long_format, che
 
 __version__ = "0.1.0.dev0"
 
-# public name -> submodule that defines it (imported on first access)
+# public name -> submodule that defines it (imported on first access). The top level re-exports
+# the estimators and main functions of each subpackage's __all__, not its helpers (such as
+# skcrowd.neural.MLP). Kept by hand so that `import skcrowd` reads no subpackage;
+# tests/utils/test_discovery.py checks that every name here is in its subpackage's __all__ and
+# that every estimator skcrowd.utils.discovery.all_estimators finds has a line here.
 _LAZY = {
     # aggregation
     "MajorityVote": "aggregation",
