@@ -57,6 +57,11 @@ def _proba_in_classes(estimator, X, n_classes):
     return out
 
 
+def _has_predict_proba(estimator):
+    """``available_if`` check of the default ``predict``: the model has class probabilities."""
+    return hasattr(estimator, "predict_proba")
+
+
 def _can_predict(estimator):
     """``available_if`` check of the default ``score``: the model predicts (a sampler does not)."""
     return hasattr(estimator, "predict")
@@ -77,6 +82,8 @@ class FeatureModelMixin:
       dense or sparse array (``_input_tags``, overridden by a model that
       takes other inputs);
     - ``_check_features_and_votes``, the validation of ``(X, y)`` at fit;
+    - ``predict(X)``: the most probable class of ``predict_proba(X)``, in
+      ``classes_``, for the models with class probabilities;
     - ``score(X, y)``: tie-aware accuracy against the majority vote of the
       votes ``y``, for the models that predict labels;
     - the failed-fit policy of every skcrowd estimator: a ``fit`` that raises
@@ -84,8 +91,8 @@ class FeatureModelMixin:
       work inside ``with _as_it_was_on_error(self):``.
 
     ``classes_`` are read only once the model is fitted (after
-    ``check_is_fitted``, or through ``predict``), so that an unfitted model
-    raises ``NotFittedError``.
+    ``check_is_fitted``, or after ``predict_proba``, which checks), so that an
+    unfitted model raises ``NotFittedError``, not ``AttributeError``.
     """
 
     #: the error of a ``y`` whose number of tasks is not ``X``'s number of rows (the wording
@@ -180,6 +187,24 @@ class FeatureModelMixin:
             raise ValueError(
                 self._n_tasks_mismatch.format(n_samples=n_samples, n_tasks=votes.n_tasks))
         return X, y, votes
+
+    @available_if(_has_predict_proba)
+    def predict(self, X):
+        """Most probable class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Labels from ``classes_`` (for sequences, one per token: shape
+            ``(n_sequences, seq_len)``).
+        """
+        proba = self.predict_proba(X)  # checks that it is fitted before classes_ is read
+        return self.classes_[proba.argmax(axis=-1)]
 
     def _scored_votes(self, X, y):
         """``(votes, y_pred, missing_label, classes)`` that :meth:`score` compares.

@@ -510,22 +510,6 @@ class ConsensusClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin
         check_is_fitted(self)
         return self._predict_classifier(self.estimator_, X, len(self.classes_))
 
-    def predict(self, X):
-        """Labels of new tasks from the classifier refitted on the consensus.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        proba = self.predict_proba(X)  # checks that it is fitted before classes_ is read
-        return self.classes_[proba.argmax(axis=1)]
-
 
 def select_next_votes(X, votes, k, *, consensus=None):
     """The ``k`` tasks that should get a vote next, with their scores.

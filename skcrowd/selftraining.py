@@ -810,22 +810,6 @@ class SelfCrowdClassifier(FeatureModelMixin, MetaEstimatorMixin, ClassifierMixin
         # rejects. See "In a notebook" in doc/aggregation.rst.
         return np.asarray(self.estimator_.predict_proba(X))
 
-    def predict(self, X):
-        """Most probable class of each sample.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
-
 
 def paper_crowd_model():
     """The crowd model of Self-Crowd's paper (section 3.1, after Rodrigues & Pereira, 2018).

@@ -930,22 +930,6 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         # rejects. See "In a notebook" in doc/aggregation.rst.
         return super().predict_proba(self._validate_X_or_dataset(X))
 
-    def predict(self, X):
-        """Most probable class of each sample.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[proba.argmax(axis=-1)]
-
     def _scored_votes(self, X, y):
         # the votes of the fitted workers, encoded as class indices (-1 missing), one row per
         # item (a token of a sequence)
