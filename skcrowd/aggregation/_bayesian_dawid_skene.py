@@ -34,6 +34,18 @@ class BayesianDawidSkeneParameters(NamedTuple):
     """``sum_{j, k} KL(q(pi[j, k]) || Dir(alpha_k))``, computed with the expected logs."""
 
 
+class BayesianDawidSkeneStatistics(NamedTuple):
+    """The statistics of :class:`BayesianDawidSkene`: :class:`DawidSkene`'s expected counts
+    without the leave-one-out counts of its ``smoothing="auto"`` (the prior here is learned
+    from the expected counts)."""
+
+    worker_counts: PerWorker
+    """``[j, l, k]``: the expected counts of worker ``j``'s answers ``l`` on tasks of class
+    ``k``."""
+    class_counts: Shared
+    """``(K,)``: the expected number of tasks of each class."""
+
+
 class BayesianDawidSkene(DawidSkene):
     """Dawid-Skene with Bayesian confusion matrices whose prior is learned from the crowd.
 
@@ -222,11 +234,8 @@ class BayesianDawidSkene(DawidSkene):
             random_state=random_state, warm_start=warm_start, verbose=verbose,
             missing_label=missing_label, backend=backend)
 
-    # Parameters: BayesianDawidSkeneParameters. Statistics are DawidSkene's expected counts.
     _Parameters = BayesianDawidSkeneParameters
-    # DawidSkene's statistics without its third entry (the leave-one-out counts of
-    # smoothing="auto"): the prior here is learned from the expected counts
-    _statistic_axes = ("worker", "shared")
+    _Statistics = BayesianDawidSkeneStatistics
 
     # its prior is re-fitted at every M-step as part of the ELBO's maximization (never worse
     # than before), not settled as DawidSkene's "auto" strength
@@ -234,10 +243,10 @@ class BayesianDawidSkene(DawidSkene):
     _settle_prior = BaseEM._settle_prior
 
     def _statistics(self, layout, resp):
-        return super()._statistics(layout, resp)[:2]
+        return BayesianDawidSkeneStatistics(*super()._statistics(layout, resp)[:2])
 
     def _initial_statistics(self, layout, draws):
-        return super()._initial_statistics(layout, draws)[:2]
+        return BayesianDawidSkeneStatistics(*super()._initial_statistics(layout, draws)[:2])
 
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats
@@ -266,7 +275,8 @@ class BayesianDawidSkene(DawidSkene):
         stats = ds_block_statistics(layout, expected_log_t, log_priors,
                                     worker_counts=None if out is None else out[0],
                                     log_task_priors=log_task_priors)
-        return (stats.worker_counts, stats.class_counts), stats.log_likelihood
+        return (BayesianDawidSkeneStatistics(stats.worker_counts, stats.class_counts),
+                stats.log_likelihood)
 
     def _parameter_term(self, params):
         return -float(params.kl)

@@ -32,6 +32,21 @@ class DawidSkeneParameters(NamedTuple):
     """The number of rows of that table."""
 
 
+class DawidSkeneStatistics(NamedTuple):
+    """The statistics of :class:`DawidSkene`'s M-step, summed over the blocks."""
+
+    worker_counts: PerWorker
+    """``[j, l, k]``: the expected counts of worker ``j``'s answers ``l`` on tasks of class
+    ``k``."""
+    class_counts: Shared
+    """``(K,)``: the expected number of tasks of each class."""
+    evidence_counts: Shared
+    """While an "auto" prior settles, the leave-one-out hard counts ``[evidence row, l, k]``
+    of its evidence (``ds_cavity_counts``; shape ``(0, 0, 0)`` otherwise), a table of the
+    evidence's workers only: at 1e6 workers and K=10 it is 5 MB where one row per worker took
+    800 MB (the 1e8-vote out-of-core fit's peak memory, issue 25)."""
+
+
 class DawidSkene(BaseEM):
     """Dawid-Skene aggregation: one confusion matrix per worker, fitted by MAP EM.
 
@@ -203,15 +218,9 @@ class DawidSkene(BaseEM):
             missing_label=missing_label, backend=backend)
         self.smoothing = smoothing
 
-    # Parameters: DawidSkeneParameters. Statistics are the expected counts [j, l, k], the
-    # expected number of tasks of each class and, while an "auto" prior settles, the
-    # leave-one-out hard counts [evidence row, l, k] of its evidence (ds_cavity_counts; shape
-    # (0, 0, 0) otherwise), a table of the evidence's workers only, summed over blocks: at 1e6
-    # workers and K=10 it is 5 MB where one row per worker took 800 MB (the 1e8-vote
-    # out-of-core fit's peak memory, issue 25).
     _supports_task_priors = True
     _Parameters = DawidSkeneParameters
-    _statistic_axes = ("worker", "shared", "shared")
+    _Statistics = DawidSkeneStatistics
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
@@ -261,13 +270,15 @@ class DawidSkene(BaseEM):
         return (label_counts + 1.0) / (label_counts.sum() + len(label_counts))
 
     def _statistics(self, layout, resp):
-        return ds_worker_counts(layout, resp), resp.sum(axis=0), _no_counts(layout)
+        return DawidSkeneStatistics(ds_worker_counts(layout, resp), resp.sum(axis=0),
+                                    _no_counts(layout))
 
     def _initial_statistics(self, layout, draws):
         if self.init == "random":
             return super()._initial_statistics(layout, draws)
         # the naive soft labels' counts, each task's computed from its votes on the fly
-        return (*ds_vote_share_counts(layout, _vote_frequencies(layout)), _no_counts(layout))
+        return DawidSkeneStatistics(*ds_vote_share_counts(layout, _vote_frequencies(layout)),
+                                    _no_counts(layout))
 
     def _m_step(self, stats, params):
         worker_counts, class_counts, evidence_counts = stats
@@ -294,7 +305,8 @@ class DawidSkene(BaseEM):
                                     cavity_rows=params.evidence_rows,
                                     n_cavity_rows=int(params.n_evidence_rows))
         evidence = stats.cavity_counts if adapting else _no_counts(layout)
-        return (stats.worker_counts, stats.class_counts, evidence), stats.log_likelihood
+        return (DawidSkeneStatistics(stats.worker_counts, stats.class_counts, evidence),
+                stats.log_likelihood)
 
     def _parameter_term(self, params):
         log_priors = params.log_class_priors

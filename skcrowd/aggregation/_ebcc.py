@@ -34,6 +34,16 @@ class EBCCParameters(NamedTuple):
     """The summed KL divergences of the Dirichlet posteriors."""
 
 
+class EBCCStatistics(NamedTuple):
+    """The statistics of :class:`EBCC`'s M-step, summed over the blocks."""
+
+    worker_counts: PerWorker
+    """``[j, l, s]``: the expected counts of worker ``j``'s answers ``l`` on tasks in state
+    ``s``."""
+    state_counts: Shared
+    """``(K * M,)``: the expected number of tasks in each state."""
+
+
 class EBCC(BaseEM):
     """EBCC: Bayesian classifier combination with class subtypes, by variational Bayes.
 
@@ -248,9 +258,9 @@ class EBCC(BaseEM):
         self.confusion_prior_off_diagonal = confusion_prior_off_diagonal
 
     # A task's latent state is its (class k, subtype m) pair, column s = k * M + m of the
-    # Dawid-Skene kernels' tables. Parameters: EBCCParameters. Statistics are the expected
-    # counts [j, l, s] and the expected tasks of each state.
+    # Dawid-Skene kernels' tables.
     _Parameters = EBCCParameters
+    _Statistics = EBCCStatistics
     _supports_task_priors = True
 
     def _confusion_prior_t(self, K):
@@ -265,15 +275,15 @@ class EBCC(BaseEM):
         # subtype's confusion at its prior (honest workers), and EM would start from majority
         # vote
         M = self.n_subtypes
-        return (np.repeat(ds_worker_counts(layout, resp), M, axis=2),
-                np.repeat(resp.sum(axis=0) / M, M))
+        return EBCCStatistics(np.repeat(ds_worker_counts(layout, resp), M, axis=2),
+                              np.repeat(resp.sum(axis=0) / M, M))
 
     def _start_statistics(self, layout, resp, draws):
         # Li et al.'s start: each task's class posterior split among the class's subtypes in
         # proportions drawn from Dir(1, ..., 1), one draw per (task, class)
         split = draws.flat_dirichlet(1, layout.n_classes, self.n_subtypes)  # [i, k, m]
         states = (resp[:, :, None] * split).reshape(layout.n_tasks, -1)
-        return ds_worker_counts(layout, states), states.sum(axis=0)
+        return EBCCStatistics(ds_worker_counts(layout, states), states.sum(axis=0))
 
     def _m_step(self, stats, params):
         worker_counts, state_counts = stats
@@ -329,7 +339,7 @@ class EBCC(BaseEM):
             layout, expected_log_t, log_state_prior,
             worker_counts=None if out is None else out[0],
             log_task_priors=self._log_task_state_priors(params, log_task_priors))
-        return (stats.worker_counts, stats.class_counts), stats.log_likelihood
+        return EBCCStatistics(stats.worker_counts, stats.class_counts), stats.log_likelihood
 
     def _parameter_term(self, params):
         return -float(params.kl)

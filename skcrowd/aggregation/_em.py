@@ -48,23 +48,24 @@ from ._task_priors import (_by_task, _check_task_prior, _log_task_priors,
 from .kernels import BlockLayout, fit_engine, naive_soft_labels, row_argmax, safe_log
 
 
-# The axis of each field of a model's parameter NamedTuple (BaseEM._Parameters), declared by its
-# annotation: one row per worker (given to each block as the rows of its workers), one row per
-# task (kept with the task's block), or shared by all.
+# The axis of each field of a model's parameter and statistic NamedTuples (BaseEM._Parameters,
+# BaseEM._Statistics), declared by its annotation: one row per worker (given to each block as
+# the rows of its workers; statistics summed over the blocks), one row per task (kept with the
+# task's block), or shared by all (statistics summed over the blocks).
 PerWorker = Annotated[np.ndarray, "worker"]
 PerTask = Annotated[np.ndarray, "task"]
 Shared = Annotated[np.ndarray, "shared"]
 
 
 @functools.cache
-def parameter_axes(parameters):
-    """The axis (``"worker"``, ``"task"`` or ``"shared"``) of each field of the parameter
-    NamedTuple class ``parameters``, in field order, read from its annotations
+def field_axes(fields):
+    """The axis (``"worker"``, ``"task"`` or ``"shared"``) of each field of the NamedTuple class
+    ``fields`` (a model's parameters or statistics), in field order, read from its annotations
     (:data:`PerWorker`, :data:`PerTask`, :data:`Shared`)."""
-    hints = typing.get_type_hints(parameters, include_extras=True)
-    axes = tuple(getattr(hints[name], "__metadata__", (None,))[0] for name in parameters._fields)
+    hints = typing.get_type_hints(fields, include_extras=True)
+    axes = tuple(getattr(hints[name], "__metadata__", (None,))[0] for name in fields._fields)
     if not set(axes) <= {"worker", "task", "shared"}:
-        raise TypeError(f"every field of {parameters.__name__} must be annotated PerWorker, "
+        raise TypeError(f"every field of {fields.__name__} must be annotated PerWorker, "
                         f"PerTask or Shared; got the axes {axes}.")
     return axes
 
@@ -99,8 +100,9 @@ class BaseEM(BaseAggregator):
     NamedTuple, ``_Parameters``, whose field annotations declare where each
     lives: :data:`PerWorker` (one row per worker), :data:`PerTask` (one row
     per task, kept with the task's block; its M-step, ``_task_m_step``, runs
-    there) or :data:`Shared` (see :func:`parameter_axes`); ``_statistic_axes``
-    does the same for the entries of its statistics tuple.
+    there) or :data:`Shared` (see :func:`field_axes`); its statistics are a
+    NamedTuple too, ``_Statistics``, whose per-worker and shared fields are
+    summed over the blocks.
 
     Notes
     -----
@@ -153,7 +155,7 @@ class BaseEM(BaseAggregator):
     }
 
     _Parameters: type  # the model's parameter NamedTuple, fields annotated with their axes
-    _statistic_axes = ("worker", "shared")
+    _Statistics: type  # the model's statistic NamedTuple, fields annotated with their axes
     _supports_task_priors = False  # True once the model's E-step takes log_task_priors
 
     def __init__(self, n_classes, *, init, max_iter, tol, n_init, random_state, warm_start,
@@ -542,7 +544,7 @@ class BaseEM(BaseAggregator):
         if order is None:
             return params
         out = []
-        for p, a in zip(params, parameter_axes(self._Parameters)):
+        for p, a in zip(params, field_axes(self._Parameters)):
             if a == "worker" and inverse:
                 p, reordered = np.empty_like(p), p
                 p[order] = reordered
@@ -553,7 +555,7 @@ class BaseEM(BaseAggregator):
 
     def _split_parameters(self, params):
         """(per-worker tables, shared entries) of the M-step's parameters."""
-        axes = parameter_axes(self._Parameters)
+        axes = field_axes(self._Parameters)
         return (tuple(p for p, a in zip(params, axes) if a == "worker"),
                 tuple(p for p, a in zip(params, axes) if a == "shared"))
 
@@ -704,21 +706,22 @@ def _is_distributed(source):
 
 
 def _merge(model, stats):
-    """The M-step's statistics: summed per-worker and shared entries, back in model order."""
+    """The M-step's statistics: the summed per-worker and shared fields (per-task ones None)."""
     sources = dict(zip(("worker", "shared"), map(iter, stats)))
-    return tuple(next(sources[a]) for a in model._statistic_axes if a != "task")
+    return model._Statistics(*(None if a == "task" else next(sources[a])
+                               for a in field_axes(model._Statistics)))
 
 
 def _split_statistics(model, stats):
     """(per-worker, shared, per-task) entries of a block's statistics."""
-    axes = model._statistic_axes
+    axes = field_axes(model._Statistics)
     return tuple(tuple(s for s, a in zip(stats, axes) if a == kind)
                  for kind in ("worker", "shared", "task"))
 
 
 def _block_parameters(model, tables, shared, task_params=None):
     """The model's parameters of a block (per-task entries None if not given)."""
-    axes = parameter_axes(model._Parameters)
+    axes = field_axes(model._Parameters)
     if task_params is None:
         task_params = (None,) * axes.count("task")
     sources = {"worker": iter(tables), "shared": iter(shared), "task": iter(task_params)}
@@ -733,7 +736,7 @@ def _vote_frequencies(layout):
 
 
 def _has_task_parameters(model):
-    return "task" in parameter_axes(model._Parameters)
+    return "task" in field_axes(model._Parameters)
 
 
 def _initial_block(block, tables, model, seed, priors, shared, state):

@@ -44,6 +44,25 @@ class GLADParameters(NamedTuple):
     whether their "auto" re-estimation has stopped."""
 
 
+class GLADStatistics(NamedTuple):
+    """The statistics of :class:`GLAD`'s M-step: the per-worker ones and the shared one summed
+    over the blocks, the per-task one kept with its block."""
+
+    ability_gradient: PerWorker
+    """The gradient of the M-step's objective ``Q`` in each ability."""
+    ability_curvature: PerWorker
+    """The curvature of ``Q`` in each ability, at the ability."""
+    ability_curvature_half: PerWorker
+    """The same at half the ability."""
+    ability_curvature_zero: PerWorker
+    """The same at 0."""
+    log_betas: PerTask
+    """The next log inverse difficulties, from the difficulties' half of the M-step run in the
+    block's E-step pass."""
+    difficulty_moment: Shared
+    """``[sum of b_i**2, number of well-determined b_i]``: for the log-difficulties' prior."""
+
+
 class GLAD(BaseEM):
     """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
 
@@ -238,21 +257,17 @@ class GLAD(BaseEM):
         self.ability_prior = ability_prior
         self.difficulty_prior = difficulty_prior
 
-    # Parameters are (abilities, log_betas, log_class_priors, hyper) with hyper = [mean and
-    # standard deviation of the abilities' prior, standard deviation of the log-difficulties'
-    # prior, settled] (chosen by the M-step with "auto" priors until they settle, so they
-    # travel with the parameters). The M-step is block-coordinate ascent on the expected
-    # complete log-likelihood Q plus the log-priors, each half never decreasing it, so that
-    # EM never decreases the objective: the E-step pass of a block runs the difficulties'
-    # half for its tasks right after their posteriors (glad_block_statistics: a line search
-    # per task, abilities fixed) and returns the next log-difficulties as a task statistic,
-    # which _task_m_step hands on; the abilities' half (_ability_step) runs in _m_step on
-    # the gradient and curvatures of Q in the abilities at the new difficulties, summed over
-    # the blocks. Statistics: those four per-worker sums, the next log-difficulties, and
-    # [sum of b_i**2, number of well-determined b_i] for the log-difficulties' prior
-    # (_second_moment).
+    # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
+    # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
+    # on the expected complete log-likelihood Q plus the log-priors, each half never
+    # decreasing it, so that EM never decreases the objective: the E-step pass of a block
+    # runs the difficulties' half for its tasks right after their posteriors
+    # (glad_block_statistics: a line search per task, abilities fixed) and returns the next
+    # log-difficulties as a task statistic, which _task_m_step hands on; the abilities' half
+    # (_ability_step) runs in _m_step on the gradient and curvatures of Q in the abilities at
+    # the new difficulties, summed over the blocks. Statistics: GLADStatistics.
     _Parameters = GLADParameters
-    _statistic_axes = ("worker", "worker", "worker", "worker", "task", "shared")
+    _Statistics = GLADStatistics
     _supports_task_priors = True
 
     def _fixed_priors(self):
@@ -282,10 +297,10 @@ class GLAD(BaseEM):
         log_betas, curv_b, *per_worker = glad_gradients(
             layout, resp, np.full(layout.n_workers, hyper[0]), np.zeros(layout.n_tasks),
             prior_scale=hyper[2])
-        return (*per_worker, log_betas, _second_moment(log_betas, curv_b, hyper))
+        return GLADStatistics(*per_worker, log_betas, _second_moment(log_betas, curv_b, hyper))
 
     def _m_step(self, stats, params):
-        *per_worker, moment_b = stats  # gradient and curvatures of Q in the abilities
+        per_worker = stats[:4]  # gradient and curvatures of Q in the abilities
         if params is None:
             hyper = self._initial_hyper()
             abilities = np.full(len(per_worker[0]), hyper[0])
@@ -314,7 +329,7 @@ class GLAD(BaseEM):
             new[0] = mean + np.sum(a - mean) / max(gamma, 1.0)
             new[1] = _mackay_scale(np.sum((a - new[0]) ** 2), gamma)
         if difficulty is None and params is not None:  # not from the initial soft labels
-            new[2] = _mackay_scale(*moment_b)
+            new[2] = _mackay_scale(*stats.difficulty_moment)
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
         new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
             _PRIOR_SETTLED * new[1])
@@ -345,8 +360,8 @@ class GLAD(BaseEM):
         if out is not None:
             for total, value in zip(out, per_worker):
                 np.add(total, value, out=total)
-        stats = (*per_worker, st.log_betas,
-                 _second_moment(st.log_betas, st.difficulty_curvature, hyper))
+        stats = GLADStatistics(*per_worker, st.log_betas,
+                               _second_moment(st.log_betas, st.difficulty_curvature, hyper))
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):

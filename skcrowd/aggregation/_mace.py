@@ -38,6 +38,18 @@ class MACEParameters(NamedTuple):
     """``(K,)`` log class priors."""
 
 
+class MACEStatistics(NamedTuple):
+    """The statistics of :class:`MACE`'s M-step, summed over the blocks."""
+
+    knowing: PerWorker
+    """The expected number of each worker's known votes."""
+    spam: PerWorker
+    """``(n_workers, K)``: the expected number of each worker's spammed votes of each
+    label."""
+    class_counts: Shared
+    """``(K,)``: the expected number of tasks of each class."""
+
+
 class MACE(BaseEM):
     """MACE: each worker either knows the answer or spams, fitted by variational Bayes.
 
@@ -267,10 +279,8 @@ class MACE(BaseEM):
         self.class_priors = class_priors
         self.smoothing = smoothing
 
-    # Parameters: MACEParameters. Statistics: per worker the expected numbers of known votes
-    # and of spammed votes of each label; the expected number of tasks of each class.
     _Parameters = MACEParameters
-    _statistic_axes = ("worker", "worker", "shared")
+    _Statistics = MACEStatistics
     _supports_task_priors = True
 
     def _fixed_priors(self):
@@ -290,8 +300,10 @@ class MACE(BaseEM):
         K = layout.n_classes
         # the knowing probability of a vote for its class under competence 0.5, uniform spam
         log_ratio = np.full((layout.n_workers, K), np.log1p(K))
-        return (*mace_expected_counts(one_coin_agreement(layout, resp, per_cell=True),
-                                      layout.cell_counts, log_ratio), resp.sum(axis=0))
+        return MACEStatistics(*mace_expected_counts(one_coin_agreement(layout, resp,
+                                                                       per_cell=True),
+                                                    layout.cell_counts, log_ratio),
+                              resp.sum(axis=0))
 
     def _m_step(self, stats, params):
         knowing, spam, class_counts = stats
@@ -330,7 +342,7 @@ class MACE(BaseEM):
         if out is not None:
             np.add(out[0], knowing, out=out[0])
             np.add(out[1], spam, out=out[1])
-        return (knowing, spam, st.class_counts), st.log_likelihood
+        return MACEStatistics(knowing, spam, st.class_counts), st.log_likelihood
 
     def _parameter_term(self, params):
         competence, spam_rows, _, _, hyper, log_priors = params

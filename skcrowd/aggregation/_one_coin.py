@@ -29,6 +29,17 @@ class OneCoinParameters(NamedTuple):
     """``(K,)`` log class priors."""
 
 
+class OneCoinStatistics(NamedTuple):
+    """The statistics of :class:`OneCoinDawidSkene`'s M-step, summed over the blocks."""
+
+    agreement: PerWorker
+    """The expected number of each worker's right votes."""
+    n_votes: PerWorker
+    """The number of each worker's votes."""
+    class_counts: Shared
+    """``(K,)``: the expected number of tasks of each class."""
+
+
 class OneCoinDawidSkene(BaseEM):
     """One-coin Dawid-Skene: one accuracy per worker, errors uniform over the other classes.
 
@@ -218,10 +229,8 @@ class OneCoinDawidSkene(BaseEM):
         self.accuracy_prior = accuracy_prior
         self.class_priors = class_priors
 
-    # Parameters: OneCoinParameters. Statistics: per worker the expected number of right votes
-    # (agreement) and the number of votes; the class counts.
     _Parameters = OneCoinParameters
-    _statistic_axes = ("worker", "worker", "shared")
+    _Statistics = OneCoinStatistics
     _supports_task_priors = True
 
     def _fixed_prior(self):
@@ -236,7 +245,8 @@ class OneCoinDawidSkene(BaseEM):
         return prior.astype(np.float64)
 
     def _statistics(self, layout, resp):
-        return one_coin_agreement(layout, resp), _worker_votes(layout), resp.sum(axis=0)
+        return OneCoinStatistics(one_coin_agreement(layout, resp), _worker_votes(layout),
+                                 resp.sum(axis=0))
 
     def _m_step(self, stats, params):
         agreement, n_votes, class_counts = stats
@@ -260,7 +270,7 @@ class OneCoinDawidSkene(BaseEM):
         n_votes = _worker_votes(layout)
         if out is not None:
             np.add(out[1], n_votes, out=out[1])
-        return (st.agreement, n_votes, st.class_counts), st.log_likelihood
+        return OneCoinStatistics(st.agreement, n_votes, st.class_counts), st.log_likelihood
 
     def _parameter_term(self, params):
         posteriors, _, _, prior, log_priors = params
