@@ -5,13 +5,16 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from skcrowd import aggregation
 from skcrowd.aggregation import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,
                                  WeightedDawidSkene)
-from skcrowd.aggregation import EBCC, BayesianDawidSkene
+from skcrowd.aggregation._em import BaseEM, field_axes
 from skcrowd.datasets import simulate_annotators
 
-EM = [DawidSkene(), WeightedDawidSkene(), GLAD(), OneCoinDawidSkene(), MACE()]
-EM += [BayesianDawidSkene(), EBCC(random_state=0)]  # variational Bayes (ELBO)
+# Every EM model of aggregation.__all__, MAP EM and variational Bayes (ELBO), found there (a new
+# one is tested without editing this list); seeded, for EBCC's random starts.
+EM = [cls(random_state=0) for cls in (getattr(aggregation, name) for name in aggregation.__all__)
+      if isinstance(cls, type) and issubclass(cls, BaseEM)]
 ids = type
 
 
@@ -233,3 +236,31 @@ def test_glad_stays_finite_with_600_votes_per_task():
     assert np.all(np.isfinite(glad.lower_bounds_)) and np.all(np.isfinite(glad.abilities_))
     assert np.all(np.isfinite(glad.difficulties_))
     np.testing.assert_array_equal(glad.predict(votes), y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 3 iterations
+@pytest.mark.parametrize("model", EM, ids=ids)
+def test_parameters_and_statistics_are_named_tuples_whose_fields_declare_their_axes(model):
+    votes = _crowd(n_tasks=60, n_workers=8, n_classes=3)[0]
+    fitted = clone(model).set_params(max_iter=3).fit(votes)
+    params = fitted._fitted_parameters()
+    assert isinstance(params, model._Parameters)
+    for fields in (model._Parameters, model._Statistics):
+        axes = field_axes(fields)
+        assert len(axes) == len(fields._fields) and "worker" in axes
+    for name, axis in zip(params._fields, field_axes(model._Parameters)):
+        value = getattr(params, name)
+        if axis == "task":  # kept with the blocks, not among the fitted parameters
+            assert value is None
+        elif axis == "worker":
+            assert len(value) == votes.shape[1]
+
+
+def test_a_field_without_an_axis_is_refused():
+    from typing import NamedTuple
+
+    class Unmarked(NamedTuple):
+        table: np.ndarray
+
+    with pytest.raises(TypeError, match="PerWorker, PerTask or Shared"):
+        field_axes(Unmarked)
