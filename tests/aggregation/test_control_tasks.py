@@ -5,15 +5,15 @@ import pytest
 from scipy.optimize import brentq
 from sklearn.base import clone
 
-from skcrowd import aggregation
 from skcrowd.aggregation import (EBCC, GLAD, MACE, BayesianDawidSkene, DawidSkene,
                                  OneCoinDawidSkene, WeightedDawidSkene, kernels)
 from skcrowd.datasets import simulate_annotators
+from skcrowd.utils.discovery import all_estimators
 
-# Every aggregator that takes known tasks and task_prior, found in aggregation.__all__ (a new
-# one is tested without editing this list); seeded, for EBCC's random starts.
-EM = [getattr(aggregation, name)(random_state=0) for name in aggregation.__all__
-      if getattr(getattr(aggregation, name), "_supports_task_priors", False)]
+# Every aggregator that takes known tasks and task_prior, found by all_estimators (a new one is
+# tested without editing this list); seeded, for EBCC's random starts.
+EM = [cls(random_state=0) for _, cls in all_estimators(type_filter="aggregator")
+      if getattr(cls, "_supports_task_priors", False)]
 
 
 def ids(model):

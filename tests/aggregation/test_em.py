@@ -5,16 +5,16 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from skcrowd import aggregation
 from skcrowd.aggregation import (GLAD, MACE, DawidSkene, MajorityVote, OneCoinDawidSkene,
                                  WeightedDawidSkene)
 from skcrowd.aggregation._em import BaseEM, field_axes
 from skcrowd.datasets import simulate_annotators
+from skcrowd.utils.discovery import all_estimators
 
-# Every EM model of aggregation.__all__, MAP EM and variational Bayes (ELBO), found there (a new
-# one is tested without editing this list); seeded, for EBCC's random starts.
-EM = [cls(random_state=0) for cls in (getattr(aggregation, name) for name in aggregation.__all__)
-      if isinstance(cls, type) and issubclass(cls, BaseEM)]
+# Every EM model, MAP EM and variational Bayes (ELBO), found by all_estimators (a new one is
+# tested without editing this list); seeded, for EBCC's random starts.
+EM = [cls(random_state=0) for _, cls in all_estimators(type_filter="aggregator")
+      if issubclass(cls, BaseEM)]
 ids = type
 
 
