@@ -49,8 +49,6 @@ KNOWN_EXCEPTIONS = {
         "refuses non-aggregators with isinstance(aggregator, BaseAggregator), imported in "
         "the function: it belongs to the aggregation layer, which would change its "
         "skcrowd.votes path",
-    ("skcrowd.aggregation._selection", "skcrowd.aggregation"):
-        "the selector's default candidates are read from aggregation.__all__ in a function",
     ("skcrowd.aggregation._task_priors", "skcrowd.aggregation"):
         "the models that take task priors are read from aggregation.__all__ in a function",
 }

@@ -14,8 +14,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._holdout import _subset, held_out_score, held_out_votes
 from ._base import BaseAggregator
+from ._bayesian_dawid_skene import BayesianDawidSkene
+from ._dawid_skene import DawidSkene
+from ._ebcc import EBCC
 from ._em import BaseEM
-from ._dawid_skene import WeightedDawidSkene
+from ._glad import GLAD
+from ._mace import MACE
+from ._majority import MajorityVote
+from ._one_coin import OneCoinDawidSkene
 
 
 class AggregatorSelector(BaseAggregator):
@@ -47,12 +53,13 @@ class AggregatorSelector(BaseAggregator):
         Unfitted aggregators to choose from; each must be able to score
         held-out votes (MajorityVote, DawidSkene, WeightedDawidSkene, GLAD,
         OneCoinDawidSkene, MACE, BayesianDawidSkene, EBCC; otherwise a
-        TypeError names it). Default: every aggregator of
-        :mod:`skcrowd.aggregation` that can, with its default parameters, but
+        TypeError names it). Default: one model per regime, with its default
+        parameters: MajorityVote, DawidSkene, GLAD, OneCoinDawidSkene, MACE,
+        BayesianDawidSkene and EBCC, every aggregator that can but
         WeightedDawidSkene (its soft labels are not the posteriors of its
         worker model, and hedged soft labels score well whatever their
-        accuracy): MajorityVote, DawidSkene, GLAD, OneCoinDawidSkene, MACE,
-        BayesianDawidSkene and EBCC. Ties keep the first.
+        accuracy). The list is fixed: a model added to skcrowd later does not
+        change what the default selector chooses. Ties keep the first.
     test_size : float, default=0.2
         Expected share of each task's votes held out (each task's number is
         rounded up or down at random so that the share is right on average).
@@ -180,7 +187,9 @@ class AggregatorSelector(BaseAggregator):
                 raise TypeError(
                     f"candidate {candidate!r} cannot score held-out votes (its class does not "
                     "implement _vote_log_likelihood, or _vote_log_proba for an EM model; see "
-                    "the Notes of skcrowd.aggregation._base.BaseEM): remove it from candidates."
+                    "'Adding a model' in skcrowd's contributor guide): remove it from "
+                    "candidates, or leave candidates=None for the default ones: "
+                    + ", ".join(type(c).__name__ for c in _default_candidates()) + "."
                 )
         votes = self._validate_votes(X, reset=True)
         random_state = check_random_state(self.random_state)
@@ -282,14 +291,15 @@ def _scores_held_out_votes(estimator):
 
 
 def _default_candidates():
-    """Every aggregator of :mod:`skcrowd.aggregation` that scores held-out votes, with its
-    defaults, but WeightedDawidSkene: its soft labels are not the posteriors of its worker
-    model (Dawid-Skene's), and hedged soft labels score well on held-out votes whatever the
-    labels' accuracy (on zheng_s4_Face_Sentiment_Identification it would win with labels two
-    points worse than Dawid-Skene's)."""
-    from .. import aggregation
-
-    classes = (getattr(aggregation, name) for name in aggregation.__all__)
-    return [cls() for cls in classes
-            if isinstance(cls, type) and cls not in (AggregatorSelector, WeightedDawidSkene)
-            and _scores_held_out_votes(cls())]
+    """The default candidates, with their defaults: one model per regime (majority vote,
+    confusion matrices, worker abilities and task difficulties, one accuracy per worker,
+    spammers, a learned prior, correlated workers). Every aggregator that scores held-out
+    votes is one (``tests/aggregation/test_selection.py`` checks the list against
+    :func:`skcrowd.utils.discovery.all_estimators`), but WeightedDawidSkene: its soft labels
+    are not the posteriors of its worker model (Dawid-Skene's), and hedged soft labels score
+    well on held-out votes whatever the labels' accuracy (on
+    zheng_s4_Face_Sentiment_Identification it would win with labels two points worse than
+    Dawid-Skene's). A new model joins by hand: adding a model to the package never changes
+    what a default selector chooses on the same votes."""
+    return [MajorityVote(), DawidSkene(), GLAD(), OneCoinDawidSkene(), MACE(),
+            BayesianDawidSkene(), EBCC()]
