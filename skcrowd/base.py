@@ -93,6 +93,20 @@ class FeatureModelMixin:
     ``classes_`` are read only once the model is fitted (after
     ``check_is_fitted``, or after ``predict_proba``, which checks), so that an
     unfitted model raises ``NotFittedError``, not ``AttributeError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcrowd import AggregatedTargetClassifier
+    >>> from skcrowd.base import FeatureModelMixin
+    >>> issubclass(AggregatedTargetClassifier, FeatureModelMixin)
+    True
+    >>> X = np.array([[0.0], [0.2], [0.9], [1.0]])
+    >>> votes = np.array([[0, 0, -1], [0, 1, 0], [1, 1, -1], [1, -1, 1]])
+    >>> clf = AggregatedTargetClassifier(LogisticRegression()).fit(X, votes)
+    >>> clf.score(X, votes)  # accuracy against the majority vote of each task
+    1.0
     """
 
     #: the error of a ``y`` whose number of tasks is not ``X``'s number of rows (the wording

@@ -136,6 +136,15 @@ def _data(name):
     return X, VOTES
 
 
+def test_the_models_here_are_the_discovered_feature_models():
+    # a new feature model must get a fast instance in _model (and is then checked below)
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    from skcrowd.utils.discovery import all_estimators
+
+    assert sorted(FEATURE_MODELS) == [name for name, _ in all_estimators("feature_model")]
+
+
 @pytest.mark.parametrize("name", FEATURE_MODELS)
 def test_every_feature_model_has_the_base(name):
     if FEATURE_MODELS[name] == "skcrowd.neural":

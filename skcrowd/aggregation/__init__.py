@@ -22,7 +22,7 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
 - :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
   aggregator to use on a crowd you do not know.
 
-The EM aggregators share one driver (``_base.BaseEM``) and per-block kernels
+The EM aggregators share one driver (``_em.BaseEM``) and per-block kernels
 (:mod:`skcrowd.aggregation.kernels`, one module per model), compiled with numba when it is
 installed (extra ``fast``), with a numpy/scipy fallback that gives the same results
 (``kernels.ENGINE`` chooses).
