@@ -993,7 +993,10 @@ def aggregate_long(aggregator, data=None, task="task", worker="worker", label="l
     Raises
     ------
     TypeError
-        If ``aggregator`` is not an aggregator (feature models take the votes as ``y``).
+        If ``aggregator`` is not an aggregator (feature models take the votes as ``y``). An
+        aggregator is an estimator whose class sets ``_votes_as_X = True``, as every subclass
+        of skcrowd's base aggregator does: the votes module names the protocol, the
+        aggregation layer above it implements it.
 
     Examples
     --------
@@ -1007,9 +1010,7 @@ def aggregate_long(aggregator, data=None, task="task", worker="worker", label="l
     """
     import pandas as pd
 
-    from .aggregation._base import BaseAggregator
-
-    if not isinstance(aggregator, BaseAggregator):
+    if not getattr(aggregator, "_votes_as_X", False):
         raise TypeError(
             f"aggregate_long needs an aggregator (the votes are its X), got "
             f"{type(aggregator).__name__}; feature models take the votes matrix of "

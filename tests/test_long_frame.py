@@ -329,3 +329,12 @@ def test_aggregate_long_matches_the_aggregator_on_the_votes_matrix(name):
 def test_aggregate_long_refuses_a_feature_model():
     with pytest.raises(TypeError, match="needs an aggregator"):
         skcrowd.aggregate_long(LogisticRegression(), LONG)
+
+
+@pytest.mark.parametrize("estimator", [skcrowd.MeanRating(),
+                                       skcrowd.AggregatedTargetClassifier(LogisticRegression())],
+                         ids=["rating", "feature model"])
+def test_aggregate_long_takes_only_class_aggregators(estimator):
+    # a rating aggregator would read class indices as ratings, a feature model wants y
+    with pytest.raises(TypeError, match="needs an aggregator"):
+        skcrowd.aggregate_long(estimator, LONG)

@@ -41,6 +41,9 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         "backend": [StrOptions(set(BACKENDS))],
     }
 
+    #: the votes are ``X`` (what :func:`skcrowd.aggregate_long` asks of an aggregator)
+    _votes_as_X = True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # Votes are categorical labels, possibly NaN-marked, given as dense,

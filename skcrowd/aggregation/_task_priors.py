@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..votes import _fmt
-from ._base import _is_pandas_frame
+from ._base import BaseAggregator, _is_pandas_frame
 
 
 class _TaskPriors(NamedTuple):
@@ -59,11 +59,18 @@ def _log_task_priors(model, priors, layout, params):
 
 
 def _models_with_task_priors():
-    """The public aggregators that take known tasks and ``task_prior``, as "A, B and C"."""
-    from .. import aggregation  # the package imports this module
-
-    names = [name for name in aggregation.__all__
-             if getattr(getattr(aggregation, name), "_supports_task_priors", False)]
+    """skcrowd's public aggregators that take known tasks and ``task_prior``, as "A, B and
+    C" in name order: the subclasses of ``BaseAggregator`` defined in skcrowd.aggregation
+    (all imported by then: the package imports every model) whose ``_supports_task_priors``
+    is set."""
+    found, todo = set(), [BaseAggregator]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if (getattr(cls, "_supports_task_priors", False) and not cls.__name__.startswith("_")
+                and cls.__module__.startswith("skcrowd.aggregation.")):
+            found.add(cls.__name__)
+    names = sorted(found)
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 

@@ -422,9 +422,9 @@ def test_models_without_task_priors_say_so():
     class Plain(DawidSkene):
         _supports_task_priors = False
 
-    with pytest.raises(ValueError, match="Plain does not support known tasks .*; DawidSkene, "
-                                         "WeightedDawidSkene, GLAD, OneCoinDawidSkene, MACE, "
-                                         "BayesianDawidSkene and EBCC do"):
+    with pytest.raises(ValueError, match="Plain does not support known tasks .*; "
+                                         "BayesianDawidSkene, DawidSkene, EBCC, GLAD, MACE, "
+                                         "OneCoinDawidSkene and WeightedDawidSkene do"):
         Plain().fit(np.array([[0, 1], [1, 1]]), [0, -1])
 
 
