@@ -1,0 +1,420 @@
+"""scikit-learn's estimator checks with skcrowd's domain checks, in the manner of imbalanced-learn.
+
+:func:`parametrize_with_checks` yields, for each estimator, scikit-learn's checks and the domain
+checks of its kind (see :func:`skcrowd.utils.discovery.all_estimators` for the kinds), with the
+expected failures that hold for every estimator of that kind written once here, each with its
+reason. A test module then adds only what is particular to its estimators::
+
+    from skcrowd.utils.estimator_checks import parametrize_with_checks
+
+    @parametrize_with_checks([DawidSkene(), GLAD(random_state=0)])
+    def test_sklearn_compatible(estimator, check):
+        check(estimator)
+
+The domain checks are public functions of the signature of scikit-learn's, ``check(name,
+estimator)``; each clones the estimator and takes a few milliseconds:
+
+- :func:`check_fit_error_leaves_estimator` (every kind but the feature models): a ``fit`` that
+  raises leaves the estimator's ``__dict__`` as it was;
+- :func:`check_worker_permutation_invariance` (aggregators): permuting the workers (columns)
+  leaves ``predict_proba`` unchanged;
+- :func:`check_worker_without_votes` (aggregators): a worker (column) without any vote
+  changes no soft label.
+"""
+
+import warnings
+from functools import partial
+from inspect import isfunction
+
+import numpy as np
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = [
+    "check_fit_error_leaves_estimator",
+    "check_worker_permutation_invariance",
+    "check_worker_without_votes",
+    "common_expected_failures",
+    "parametrize_with_checks",
+]
+
+_NEGATIVE_LABELS = (
+    "-1 marks a missing vote (missing_label=-1) and other negative integers are valid labels, so "
+    "negative values in X are not an error"
+)
+_NOT_A_CLASSIFIER = (
+    "the check reads classifier_tags of anything with predict_proba; aggregators are not "
+    "classifiers (no y). Sparse votes are tested in tests/aggregation/test_aggregators.py"
+)
+_Y_IGNORED = (
+    "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
+    "score), so a y of the wrong length or with NaN/inf is not an error"
+)
+_TWO_D = ("the check feeds a 2-D array of continuous values; multi-label votes are a 3-D array "
+          "of 0/1 bits, and fit raises a ValueError naming the shape")
+
+#: scikit-learn's checks that fail on every estimator of a kind, with their reasons.
+_COMMON_EXPECTED_FAILURES = {
+    "aggregator": {
+        "check_fit_non_negative": _NEGATIVE_LABELS,
+        "check_positive_only_tag_during_fit": _NEGATIVE_LABELS,
+        "check_estimators_pickle": (
+            "with allow_nan the check puts NaN in X, which the default missing_label=-1 rejects "
+            "by design; pickling is tested in "
+            "tests/aggregation/test_aggregators.py::test_pickle_round_trip"
+        ),
+        "check_estimator_sparse_array": _NOT_A_CLASSIFIER,
+        "check_estimator_sparse_matrix": _NOT_A_CLASSIFIER,
+    },
+    "rating": dict.fromkeys(
+        ["check_regressors_train", "check_supervised_y_2d", "check_supervised_y_no_nan"],
+        _Y_IGNORED),
+    # the same contracts on multi-label votes are tested in tests/test_multilabel.py (clone,
+    # pickle, idempotent fit, order invariance, n_features_in_, bad input)
+    "multilabel": dict.fromkeys([
+        "check_complex_data", "check_dict_unchanged", "check_dont_overwrite_parameters",
+        "check_dtype_object", "check_estimator_sparse_array", "check_estimator_sparse_matrix",
+        "check_estimator_sparse_tag", "check_estimators_dtypes",
+        "check_estimators_empty_data_messages", "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
+        "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
+        "check_fit_idempotent", "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_n_features_in", "check_n_features_in_after_fitting",
+        "check_pipeline_consistency", "check_positive_only_tag_during_fit",
+        "check_readonly_memmap_input"], _TWO_D),
+    "feature_model": {},
+}
+
+_RANDOM_START = (
+    "M-MSR starts from one uniform draw of random_state per worker, in column order, and its "
+    "trimmed means stop at a fixed point that depends on the start: another order of the "
+    "workers, or one more worker, draws other starts"
+)
+_NO_FAILED_FIT_POLICY = (
+    "{} does not follow skcrowd's failed-fit policy yet (its fit is not wrapped in "
+    "skcrowd.base._as_it_was_on_error): validating X sets n_features_in_ before the invalid "
+    "value is rejected, so a fit that raises before any fit leaves n_features_in_ behind"
+)
+#: The domain checks that fail on one of skcrowd's estimators (and its subclasses), with why.
+_DOMAIN_EXPECTED_FAILURES = {
+    "_BaseRatingAggregator": {
+        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
+            "A rating aggregator's fit"),
+    },
+    "OrdinalDawidSkene": {
+        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
+            "OrdinalDawidSkene.fit (it overrides the EM driver's fit)"),
+    },
+    "AggregatorSelector": {
+        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
+            "AggregatorSelector.fit"),
+        "check_worker_permutation_invariance": (
+            "the held-out votes are drawn by random_state in the order of the votes (task by "
+            "task, worker by worker): permuting the workers holds out other votes, which can "
+            "change the scores and the candidate chosen"
+        ),
+    },
+    "KOS": {
+        "check_worker_permutation_invariance": (
+            "the messages start at N(1, 1) draws of random_state, one per vote in the order of "
+            "the votes, and stop when they move by less than tol=1e-6: another order of the "
+            "workers gives other starts and soft labels that agree to about 1e-7, not 1e-8"
+        ),
+    },
+    "MMSR": {
+        "check_worker_permutation_invariance": _RANDOM_START,
+        "check_worker_without_votes": _RANDOM_START,
+    },
+}
+
+
+def _kind(estimator):
+    """The kind of ``estimator`` in :func:`~skcrowd.utils.discovery.all_estimators`, or None."""
+    from .discovery import _kind, _kind_bases
+
+    return _kind(type(estimator), _kind_bases())
+
+
+def _domain_checks(kind):
+    """The domain checks of an estimator of ``kind``."""
+    if kind in ("aggregator", "rating", "multilabel"):
+        yield check_fit_error_leaves_estimator
+    if kind == "aggregator":
+        yield check_worker_permutation_invariance
+        yield check_worker_without_votes
+
+
+def common_expected_failures(estimator):
+    """The checks that skcrowd expects to fail on ``estimator``, with their reasons.
+
+    These are scikit-learn's checks that fail on every estimator of the kind of ``estimator``
+    by design (an aggregator takes the votes as ``X`` and no ``y``, -1 marks a missing vote,
+    ...) and the domain checks of this module that fail on one of skcrowd's models (or a
+    subclass) by design. :func:`parametrize_with_checks` marks them as expected failures.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        An estimator; one of no skcrowd kind has no expected failure here.
+
+    Returns
+    -------
+    failures : dict of str to str
+        Name of each check expected to fail -> why it fails.
+
+    Examples
+    --------
+    >>> from skcrowd.aggregation import MMSR
+    >>> from skcrowd.utils.estimator_checks import common_expected_failures
+    >>> failures = common_expected_failures(MMSR())
+    >>> print(failures["check_fit_non_negative"][:23])
+    -1 marks a missing vote
+    >>> "check_worker_without_votes" in failures
+    True
+    """
+    failures = dict(_COMMON_EXPECTED_FAILURES.get(_kind(estimator), {}))
+    for cls in reversed(type(estimator).__mro__):
+        failures.update(_DOMAIN_EXPECTED_FAILURES.get(cls.__name__, {})
+                        if cls.__module__.startswith("skcrowd.") else {})
+    return failures
+
+
+def _check_id(obj):
+    """pytest id of an estimator (its repr, changed parameters only) or of a check (its name)."""
+    if isinstance(obj, partial):
+        obj = obj.func
+    if isfunction(obj):
+        return obj.__name__
+    if hasattr(obj, "get_params"):
+        with config_context(print_changed_only=True):
+            return "".join(str(obj).split())
+    return None
+
+
+def _check_name(check):
+    return check.func.__name__ if isinstance(check, partial) else check.__name__
+
+
+def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=True):
+    """Pytest parametrization of scikit-learn's checks and skcrowd's domain checks.
+
+    The same as :func:`sklearn.utils.estimator_checks.parametrize_with_checks`, and for each
+    estimator the domain checks of its kind (the kinds of
+    :func:`skcrowd.utils.discovery.all_estimators`):
+
+    - aggregators: :func:`check_fit_error_leaves_estimator`,
+      :func:`check_worker_permutation_invariance`, :func:`check_worker_without_votes`;
+    - rating and multi-label aggregators: :func:`check_fit_error_leaves_estimator`;
+    - feature models, and estimators of no skcrowd kind: none.
+
+    The checks that :func:`common_expected_failures` lists for an estimator (skcrowd's
+    expected failures for its kind and model) and those that the caller's
+    ``expected_failed_checks`` returns for it are marked as expected failures
+    (``pytest.mark.xfail``) with their reasons; the caller's reason wins for a check in both.
+
+    Parameters
+    ----------
+    estimators : list of estimator objects
+        Estimators (instances, not classes) to check.
+    expected_failed_checks : callable, default=None
+        Called on each estimator, returns a dict ``{check name: reason}`` of the checks that
+        are expected to fail on it, in addition to skcrowd's common ones.
+    legacy : bool, default=True
+        Whether to include scikit-learn's legacy checks (see scikit-learn's function).
+
+    Returns
+    -------
+    decorator : ``pytest.mark.parametrize``
+        Parametrizes a test of arguments ``estimator, check``; the test calls
+        ``check(estimator)``.
+
+    See Also
+    --------
+    sklearn.utils.estimator_checks.parametrize_with_checks : scikit-learn's checks alone.
+
+    Examples
+    --------
+    >>> from skcrowd.aggregation import DawidSkene, MajorityVote
+    >>> from skcrowd.utils.estimator_checks import parametrize_with_checks
+    >>> @parametrize_with_checks([DawidSkene(), MajorityVote()])
+    ... def test_sklearn_compatible(estimator, check):
+    ...     check(estimator)
+    """
+    import pytest
+    from sklearn.utils.estimator_checks import estimator_checks_generator
+
+    if any(isinstance(estimator, type) for estimator in estimators):
+        raise TypeError("Pass estimator instances, not classes, to parametrize_with_checks.")
+
+    def checks():
+        for estimator in estimators:
+            failures = common_expected_failures(estimator)
+            if expected_failed_checks is not None:
+                failures.update(expected_failed_checks(estimator))
+            yield from estimator_checks_generator(
+                estimator, legacy=legacy, expected_failed_checks=failures, mark="xfail")
+            name = type(estimator).__name__
+            for check in _domain_checks(_kind(estimator)):
+                check = partial(check, name)
+                reason = failures.get(_check_name(check))
+                if reason is None:
+                    yield estimator, check
+                else:
+                    yield pytest.param(estimator, check, marks=pytest.mark.xfail(reason=reason))
+
+    return pytest.mark.parametrize("estimator, check", list(checks()), ids=_check_id)
+
+
+# ---------------------------------------------------------------------------
+# domain checks
+# ---------------------------------------------------------------------------
+
+
+def _crowd():
+    """A small seeded simulated crowd: 30 binary tasks, 6 workers, 3 votes a task.
+
+    Binary, so that every aggregator (KOS is binary) takes it, with an odd number of votes on
+    each task, so that no majority is tied.
+    """
+    from ..datasets import simulate_annotators
+
+    y_true = np.random.default_rng(0).integers(0, 2, 30)
+    return simulate_annotators(y_true, 6, n_classes=2, accuracy=(0.6, 0.9), votes_per_task=3,
+                               random_state=0).votes
+
+
+def _seeded_clone(estimator):
+    """A clone of ``estimator`` with ``random_state=0`` where it takes one."""
+    estimator = clone(estimator)
+    if "random_state" in estimator.get_params():
+        estimator.set_params(random_state=0)
+    return estimator
+
+
+def _fit(estimator, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return estimator.fit(X)
+
+
+def _valid_and_invalid_X(kind):
+    """Votes of ``kind`` that ``fit`` takes, and the same with one invalid value."""
+    if kind == "aggregator":
+        X = _crowd().astype(float)
+        invalid = np.inf  # no missing_label makes a vote of inf valid
+    elif kind == "rating":
+        X = np.array([[1.0, 2.0, np.nan], [3.0, 4.0, 5.0], [2.0, np.nan, 1.0]])
+        invalid = np.inf
+    else:  # multilabel: tasks x workers x labels, bits or -1
+        X = np.array([[[1, 0], [1, 1], [-1, -1]], [[0, 0], [0, 1], [0, 0]],
+                      [[1, 1], [-1, -1], [1, 0]]])
+        invalid = 2
+    X_invalid = X.copy()
+    X_invalid.flat[0] = invalid
+    return X, X_invalid
+
+
+def _assert_dict_as_it_was(name, estimator, before, when):
+    after = estimator.__dict__
+    added, removed = sorted(set(after) - set(before)), sorted(set(before) - set(after))
+    changed = sorted(key for key in set(before) & set(after) if after[key] is not before[key])
+    assert not (added or removed or changed), (
+        f"{name}: a fit that raised {when} changed the estimator (added {added}, removed "
+        f"{removed}, replaced {changed}); a fit that raises must leave it as it was.")
+
+
+def check_fit_error_leaves_estimator(name, estimator):
+    """Check that a ``fit`` that raises leaves the estimator's ``__dict__`` as it was.
+
+    skcrowd's failed-fit policy: a fit that fails (bad input, a lost cluster, an interrupt)
+    leaves no half-written fitted attribute, so the estimator stays unfitted or keeps its last
+    fit. The check fits a clone on invalid votes (one vote of ``inf``, or of ``2`` for
+    multi-label votes) before any fit and after a valid fit, and asserts that each raises a
+    ValueError and leaves every attribute the same object as before.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, for the messages.
+    estimator : estimator object
+        An aggregator, a rating aggregator or a multi-label aggregator.
+
+    Raises
+    ------
+    AssertionError
+        If a fit on invalid votes does not raise a ValueError or changes the estimator.
+    """
+    X, X_invalid = _valid_and_invalid_X(_kind(estimator))
+    estimator = clone(estimator)
+    for when in ("before any fit", "after a valid fit"):
+        if when == "after a valid fit":
+            _fit(estimator, X)
+        before = dict(estimator.__dict__)
+        try:
+            _fit(estimator, X_invalid)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"{name}: fit took invalid votes {when}.")
+        _assert_dict_as_it_was(name, estimator, before, when)
+
+
+def check_worker_permutation_invariance(name, aggregator):
+    """Check that permuting the workers (columns) leaves ``predict_proba`` unchanged.
+
+    A model of the workers has no order of the workers: a clone (``random_state=0`` where it
+    takes one) fitted on the votes with their
+    columns permuted gives the same soft labels (to 1e-8) as one fitted on the votes, on a
+    small seeded simulated crowd (30 binary tasks, 6 workers, 3 votes a task).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of votes.
+
+    Raises
+    ------
+    AssertionError
+        If the soft labels differ by more than 1e-8.
+    """
+    X = _crowd()
+    permutation = np.array([3, 0, 5, 1, 4, 2])
+    proba = _fit(_seeded_clone(aggregator), X).predict_proba(X)
+    permuted = _fit(_seeded_clone(aggregator), X[:, permutation]).predict_proba(X[:, permutation])
+    np.testing.assert_allclose(
+        np.asarray(permuted), np.asarray(proba), rtol=0, atol=1e-8,
+        err_msg=f"{name}: permuting the workers (columns) changed predict_proba")
+
+
+def check_worker_without_votes(name, aggregator):
+    """Check that a worker (column) without any vote changes no soft label.
+
+    A clone (``random_state=0`` where it takes one) fitted on the votes with a column of missing
+    votes inserted among the workers gives
+    the same soft labels (to 1e-8) as one fitted on the votes, on a small seeded simulated
+    crowd (30 binary tasks, 6 workers, 3 votes a task).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of votes whose ``missing_label`` is -1 (the default).
+
+    Raises
+    ------
+    AssertionError
+        If the soft labels differ by more than 1e-8.
+    """
+    X = _crowd()
+    with_empty = np.insert(X, 2, -1, axis=1)
+    proba = _fit(_seeded_clone(aggregator), X).predict_proba(X)
+    proba_empty = _fit(_seeded_clone(aggregator), with_empty).predict_proba(with_empty)
+    np.testing.assert_allclose(
+        np.asarray(proba_empty), np.asarray(proba), rtol=0, atol=1e-8,
+        err_msg=f"{name}: a worker (column) without votes changed predict_proba")
