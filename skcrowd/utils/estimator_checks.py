@@ -14,8 +14,8 @@ reason. A test module then adds only what is particular to its estimators::
 The domain checks are public functions of the signature of scikit-learn's, ``check(name,
 estimator)``; each clones the estimator and takes a few milliseconds:
 
-- :func:`check_fit_error_leaves_estimator` (every kind but the feature models): a ``fit`` that
-  raises leaves the estimator's ``__dict__`` as it was;
+- :func:`check_fit_error_leaves_estimator` (every kind): a ``fit`` that raises leaves the
+  estimator's ``__dict__`` as it was;
 - :func:`check_worker_permutation_invariance` (aggregators): permuting the workers (columns)
   leaves ``predict_proba`` unchanged;
 - :func:`check_worker_without_votes` (aggregators): a worker (column) without any vote
@@ -85,7 +85,21 @@ _COMMON_EXPECTED_FAILURES = {
         "check_n_features_in", "check_n_features_in_after_fitting",
         "check_pipeline_consistency", "check_positive_only_tag_during_fit",
         "check_readonly_memmap_input"], _TWO_D),
-    "feature_model": {},
+    # scikit-learn's classifier checks, on the feature models that are classifiers
+    "feature_model": {
+        "check_classifiers_classes": (
+            "-1 marks a missing vote (missing_label=-1): the check's labels {-1, 1} lose their "
+            "-1 votes, leaving one class"
+        ),
+        "check_classifier_multioutput": (
+            "a 2-D y is a votes matrix (one target seen by several workers, a column per "
+            "worker), not multi-output targets: predict gives one label per task"
+        ),
+        "check_classifiers_regression_target": (
+            "check_votes rejects a continuous y with its own message naming the first "
+            "non-integer vote and its position, not scikit-learn's 'Unknown label type' wording"
+        ),
+    },
 }
 
 _RANDOM_START = (
@@ -103,6 +117,13 @@ _DOMAIN_EXPECTED_FAILURES = {
     "_BaseRatingAggregator": {
         "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
             "A rating aggregator's fit"),
+    },
+    "SequenceCrowdLayerClassifier": {
+        "check_fit_error_leaves_estimator": (
+            "SequenceCrowdLayerClassifier takes sequences, X of shape (n_sequences, seq_len, "
+            "...) and votes of shape (n_sequences, seq_len, n_workers): the check's feature "
+            "matrix and votes matrix are not valid input, so its valid fit raises"
+        ),
     },
     "OrdinalDawidSkene": {
         "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
@@ -140,7 +161,7 @@ def _kind(estimator):
 
 def _domain_checks(kind):
     """The domain checks of an estimator of ``kind``."""
-    if kind in ("aggregator", "rating", "multilabel"):
+    if kind is not None:
         yield check_fit_error_leaves_estimator
     if kind == "aggregator":
         yield check_worker_permutation_invariance
@@ -207,8 +228,8 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
 
     - aggregators: :func:`check_fit_error_leaves_estimator`,
       :func:`check_worker_permutation_invariance`, :func:`check_worker_without_votes`;
-    - rating and multi-label aggregators: :func:`check_fit_error_leaves_estimator`;
-    - feature models, and estimators of no skcrowd kind: none.
+    - rating and multi-label aggregators, feature models: :func:`check_fit_error_leaves_estimator`;
+    - estimators of no skcrowd kind: none.
 
     The checks that :func:`common_expected_failures` lists for an estimator (skcrowd's
     expected failures for its kind and model) and those that the caller's
@@ -294,14 +315,21 @@ def _seeded_clone(estimator):
     return estimator
 
 
-def _fit(estimator, X):
+def _fit(estimator, X, y=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return estimator.fit(X)
+        return estimator.fit(X) if y is None else estimator.fit(X, y)
 
 
-def _valid_and_invalid_X(kind):
-    """Votes of ``kind`` that ``fit`` takes, and the same with one invalid value."""
+def _valid_and_invalid_data(kind):
+    """Arguments of ``fit`` of an estimator of ``kind`` (``X``, or ``X`` and ``y``), and the same
+    with one invalid vote."""
+    if kind == "feature_model":  # 30 tasks of 3 features, the votes of 6 workers as y
+        X = np.random.default_rng(0).normal(size=(30, 3)).astype(np.float32)
+        y = _crowd().astype(float)
+        y_invalid = y.copy()
+        y_invalid.flat[0] = np.inf
+        return (X, y), (X, y_invalid)
     if kind == "aggregator":
         X = _crowd().astype(float)
         invalid = np.inf  # no missing_label makes a vote of inf valid
@@ -314,7 +342,7 @@ def _valid_and_invalid_X(kind):
         invalid = 2
     X_invalid = X.copy()
     X_invalid.flat[0] = invalid
-    return X, X_invalid
+    return (X,), (X_invalid,)
 
 
 def _assert_dict_as_it_was(name, estimator, before, when):
@@ -332,29 +360,31 @@ def check_fit_error_leaves_estimator(name, estimator):
     skcrowd's failed-fit policy: a fit that fails (bad input, a lost cluster, an interrupt)
     leaves no half-written fitted attribute, so the estimator stays unfitted or keeps its last
     fit. The check fits a clone on invalid votes (one vote of ``inf``, or of ``2`` for
-    multi-label votes) before any fit and after a valid fit, and asserts that each raises a
-    ValueError and leaves every attribute the same object as before.
+    multi-label votes; a feature model gets 3 features and the votes as ``y``) before any fit
+    and after a valid fit, and asserts that each raises a ValueError and leaves every attribute
+    the same object as before.
 
     Parameters
     ----------
     name : str
         Name of the estimator, for the messages.
     estimator : estimator object
-        An aggregator, a rating aggregator or a multi-label aggregator.
+        An estimator of one of skcrowd's kinds (an aggregator, a rating or multi-label
+        aggregator, a feature model).
 
     Raises
     ------
     AssertionError
         If a fit on invalid votes does not raise a ValueError or changes the estimator.
     """
-    X, X_invalid = _valid_and_invalid_X(_kind(estimator))
+    valid, invalid = _valid_and_invalid_data(_kind(estimator))
     estimator = clone(estimator)
     for when in ("before any fit", "after a valid fit"):
         if when == "after a valid fit":
-            _fit(estimator, X)
+            _fit(estimator, *valid)
         before = dict(estimator.__dict__)
         try:
-            _fit(estimator, X_invalid)
+            _fit(estimator, *invalid)
         except ValueError:
             pass
         else:
