@@ -54,10 +54,14 @@ EXPECTED_EXCLUSIONS = {
 }
 
 
-def _cases(models):
-    return [pytest.param(model, marks=pytest.mark.xfail(
-                raises=ValueError, reason=EXPECTED_EXCLUSIONS[type(model).__name__]))
-            if type(model).__name__ in EXPECTED_EXCLUSIONS else model for model in models]
+def _cases(models, *checks):
+    """``models`` (each paired with each of ``checks``, if any), those of
+    EXPECTED_EXCLUSIONS marked as expected ValueErrors."""
+    cases = [(model, *args) for model in models for args in ([(c,) for c in checks] or [()])]
+    return [pytest.param(*case, marks=pytest.mark.xfail(
+                raises=ValueError, reason=EXPECTED_EXCLUSIONS[type(case[0]).__name__]))
+            if type(case[0]).__name__ in EXPECTED_EXCLUSIONS else
+            (case if checks else case[0]) for case in cases]
 
 
 AGGREGATORS = _aggregators()
@@ -170,16 +174,20 @@ def test_set_output_pandas_names_columns_and_keeps_the_index(model, votes, votes
     assert from_array.index.equals(pd.RangeIndex(40))
 
 
+# scikit-learn's set_output checks; those of the feature names fit 3-class votes (the others
+# fit data that KOS takes)
+_SET_OUTPUT_CHECKS = ["check_set_output_transform", "check_set_output_transform_pandas",
+                      "check_global_output_transform_pandas"]
+_FEATURE_NAMES_CHECKS = ["check_transformer_get_feature_names_out",
+                         "check_transformer_get_feature_names_out_pandas",
+                         "check_dataframe_column_names_consistency"]
+
+
 @pytest.mark.filterwarnings("ignore:X (has|does not have valid) feature names:UserWarning")
-@pytest.mark.parametrize("check", [
-    "check_set_output_transform",
-    "check_set_output_transform_pandas",
-    "check_global_output_transform_pandas",
-    "check_transformer_get_feature_names_out",
-    "check_transformer_get_feature_names_out_pandas",
-    "check_dataframe_column_names_consistency",
-])
-@pytest.mark.parametrize("model", _cases(AGGREGATORS), ids=name)
+@pytest.mark.parametrize("model, check", [
+    *[(model, check) for model in AGGREGATORS for check in _SET_OUTPUT_CHECKS],
+    *_cases(AGGREGATORS, *_FEATURE_NAMES_CHECKS),
+], ids=lambda x: x if isinstance(x, str) else name(x))
 def test_scikit_learn_set_output_checks(model, check):
     # not among the checks parametrize_with_checks yields for these tags; run them here
     getattr(estimator_checks, check)(type(model).__name__, clone(model))
