@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..base import _as_it_was_on_error
 from ..votes import _fmt, _long_format_roles
 
 __all__ = ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
@@ -193,7 +194,8 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
         -------
         self : object
         """
-        return self._fit(X)
+        with _as_it_was_on_error(self):
+            return self._fit(X)
 
     def fit_predict(self, X, y=None):
         """Fit on the ratings ``X`` and return the aggregated rating of each task.

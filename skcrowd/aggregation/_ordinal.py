@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import _as_it_was_on_error
 from ._base import BaseAggregator, _is_pandas_frame
 from ._em import _MAX_PRIOR_ITER  # iterations in which the latent-score prior may settle
 
@@ -332,92 +333,93 @@ class OrdinalDawidSkene(BaseAggregator):
         -------
         self : object
         """
-        votes = self._validate_votes(X, reset=True)  # in memory (no out-of-core backend)
-        K, W = len(self.classes_), votes.n_workers
-        has_votes = np.bincount(votes.worker, minlength=W) > 0
-        # start from the vote frequencies of each task
-        resp = np.zeros((votes.n_tasks, K))
-        np.add.at(resp, (votes.task, votes.label), 1.0)
-        resp += 1e-2
-        resp /= resp.sum(axis=1, keepdims=True)
-        bias, log_noise, noise_mean = np.zeros(W), np.zeros(W), 0.0
-        positions = np.arange(K, dtype=np.float64)
-        strength = self.prior_strength
+        with _as_it_was_on_error(self):
+            votes = self._validate_votes(X, reset=True)  # in memory (no out-of-core backend)
+            K, W = len(self.classes_), votes.n_workers
+            has_votes = np.bincount(votes.worker, minlength=W) > 0
+            # start from the vote frequencies of each task
+            resp = np.zeros((votes.n_tasks, K))
+            np.add.at(resp, (votes.task, votes.label), 1.0)
+            resp += 1e-2
+            resp /= resp.sum(axis=1, keepdims=True)
+            bias, log_noise, noise_mean = np.zeros(W), np.zeros(W), 0.0
+            positions = np.arange(K, dtype=np.float64)
+            strength = self.prior_strength
 
-        def e_step(conf, class_priors):
-            joint = self._log_posterior(votes, np.log(conf), np.log(class_priors))
-            norm = logsumexp(joint, axis=1, keepdims=True)
-            return np.exp(joint - norm), norm
+            def e_step(conf, class_priors):
+                joint = self._log_posterior(votes, np.log(conf), np.log(class_priors))
+                norm = logsumexp(joint, axis=1, keepdims=True)
+                return np.exp(joint - norm), norm
 
-        def m_step(resp, prior_rows):
-            counts = self._counts(votes, resp, K)
-            class_priors = (_column_sums(resp) + 1.0) / (votes.n_tasks + K)
-            conf = (counts + strength * prior_rows) / (counts.sum(axis=2, keepdims=True)
-                                                       + strength)
-            return counts, conf, class_priors
-
-        # 1. the latent-score model of each worker, fitted to the expected confusion counts,
-        # settles (its rows are the centre of the Dirichlet prior: not one objective, so these
-        # iterations are not recorded)
-        prior_rows = confusions(bias, log_noise, positions, self.lapse)
-        for _ in range(_MAX_PRIOR_ITER if np.isfinite(strength) else 0):
-            counts, conf, class_priors = m_step(resp, prior_rows)
-            new_bias, new_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
-                                                       positions)
-            if self.fit_positions:
-                positions = self._m_step_positions(counts, new_bias, new_noise, positions)
-            new_bias = np.where(has_votes, new_bias, 0.0)
-            if has_votes.any():
-                noise_mean = _fsum(new_noise[has_votes]) / int(has_votes.sum())
-            new_noise = np.where(has_votes, new_noise, noise_mean)
-            moved = max(float(np.max(np.abs(new_bias - bias), initial=0.0)),
-                        float(np.max(np.abs(new_noise - log_noise), initial=0.0)))
-            bias, log_noise = new_bias, new_noise
-            prior_rows = confusions(bias, log_noise, positions, self.lapse)
-            counts, conf, class_priors = m_step(resp, prior_rows)
-            resp, _ = e_step(conf, class_priors)
-            if moved < 1e-4:
-                break
-        # 2. MAP EM of Dawid-Skene under the fixed prior Dirichlet(1 + strength * rows)
-        bounds, converged = [], False
-        for _ in range(self.max_iter):
-            if np.isfinite(strength):
-                counts, conf, class_priors = m_step(resp, prior_rows)
-                log_prior = _fsum(np.sum(strength * prior_rows * np.log(conf), axis=(1, 2)))
-            else:
+            def m_step(resp, prior_rows):
                 counts = self._counts(votes, resp, K)
                 class_priors = (_column_sums(resp) + 1.0) / (votes.n_tasks + K)
-                bias, log_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
-                                                       positions)
+                conf = (counts + strength * prior_rows) / (counts.sum(axis=2, keepdims=True)
+                                                           + strength)
+                return counts, conf, class_priors
+
+            # 1. the latent-score model of each worker, fitted to the expected confusion counts,
+            # settles (its rows are the centre of the Dirichlet prior: not one objective, so these
+            # iterations are not recorded)
+            prior_rows = confusions(bias, log_noise, positions, self.lapse)
+            for _ in range(_MAX_PRIOR_ITER if np.isfinite(strength) else 0):
+                counts, conf, class_priors = m_step(resp, prior_rows)
+                new_bias, new_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
+                                                           positions)
                 if self.fit_positions:
-                    positions = self._m_step_positions(counts, bias, log_noise, positions)
-                bias = np.where(has_votes, bias, 0.0)
+                    positions = self._m_step_positions(counts, new_bias, new_noise, positions)
+                new_bias = np.where(has_votes, new_bias, 0.0)
                 if has_votes.any():
-                    noise_mean = _fsum(log_noise[has_votes]) / int(has_votes.sum())
-                log_noise = np.where(has_votes, log_noise, noise_mean)
-                conf = prior_rows = confusions(bias, log_noise, positions, self.lapse)
-                log_prior = self._log_prior_terms(bias[has_votes], log_noise[has_votes],
-                                                  noise_mean, np.ones(1))
-            resp, norm = e_step(conf, class_priors)
-            bounds.append((_fsum(norm) + log_prior + float(np.sum(np.log(class_priors))))
-                          / max(votes.n_tasks, 1))
-            if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) < self.tol:
-                converged = True
-                break
-        if not converged:
-            warnings.warn(f"OrdinalDawidSkene did not converge in max_iter={self.max_iter} "
-                          "iterations; raise max_iter or tol.", ConvergenceWarning)
-        self.biases_, self.noise_ = bias, np.exp(log_noise)
-        self.typical_noise_ = float(np.exp(noise_mean))
-        self.positions_ = positions
-        self.latent_confusions_ = prior_rows
-        self.confusion_matrices_ = conf
-        self.class_priors_ = class_priors
-        self.lower_bounds_ = np.asarray(bounds)
-        self.lower_bound_ = bounds[-1]
-        self.n_iter_ = len(bounds)
-        self.converged_ = converged
-        return self
+                    noise_mean = _fsum(new_noise[has_votes]) / int(has_votes.sum())
+                new_noise = np.where(has_votes, new_noise, noise_mean)
+                moved = max(float(np.max(np.abs(new_bias - bias), initial=0.0)),
+                            float(np.max(np.abs(new_noise - log_noise), initial=0.0)))
+                bias, log_noise = new_bias, new_noise
+                prior_rows = confusions(bias, log_noise, positions, self.lapse)
+                counts, conf, class_priors = m_step(resp, prior_rows)
+                resp, _ = e_step(conf, class_priors)
+                if moved < 1e-4:
+                    break
+            # 2. MAP EM of Dawid-Skene under the fixed prior Dirichlet(1 + strength * rows)
+            bounds, converged = [], False
+            for _ in range(self.max_iter):
+                if np.isfinite(strength):
+                    counts, conf, class_priors = m_step(resp, prior_rows)
+                    log_prior = _fsum(np.sum(strength * prior_rows * np.log(conf), axis=(1, 2)))
+                else:
+                    counts = self._counts(votes, resp, K)
+                    class_priors = (_column_sums(resp) + 1.0) / (votes.n_tasks + K)
+                    bias, log_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
+                                                           positions)
+                    if self.fit_positions:
+                        positions = self._m_step_positions(counts, bias, log_noise, positions)
+                    bias = np.where(has_votes, bias, 0.0)
+                    if has_votes.any():
+                        noise_mean = _fsum(log_noise[has_votes]) / int(has_votes.sum())
+                    log_noise = np.where(has_votes, log_noise, noise_mean)
+                    conf = prior_rows = confusions(bias, log_noise, positions, self.lapse)
+                    log_prior = self._log_prior_terms(bias[has_votes], log_noise[has_votes],
+                                                      noise_mean, np.ones(1))
+                resp, norm = e_step(conf, class_priors)
+                bounds.append((_fsum(norm) + log_prior + float(np.sum(np.log(class_priors))))
+                              / max(votes.n_tasks, 1))
+                if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) < self.tol:
+                    converged = True
+                    break
+            if not converged:
+                warnings.warn(f"OrdinalDawidSkene did not converge in max_iter={self.max_iter} "
+                              "iterations; raise max_iter or tol.", ConvergenceWarning)
+            self.biases_, self.noise_ = bias, np.exp(log_noise)
+            self.typical_noise_ = float(np.exp(noise_mean))
+            self.positions_ = positions
+            self.latent_confusions_ = prior_rows
+            self.confusion_matrices_ = conf
+            self.class_priors_ = class_priors
+            self.lower_bounds_ = np.asarray(bounds)
+            self.lower_bound_ = bounds[-1]
+            self.n_iter_ = len(bounds)
+            self.converged_ = converged
+            return self
 
     def predict_proba(self, X):
         """Posterior probability of each grade for each task (the fitted worker models).

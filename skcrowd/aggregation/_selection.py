@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Integral, Interval, Real
 from sklearn.utils.validation import check_is_fitted
 
 from .._holdout import _subset, held_out_score, held_out_votes
+from ..base import _as_it_was_on_error
 from ._base import BaseAggregator
 from ._bayesian_dawid_skene import BayesianDawidSkene
 from ._dawid_skene import DawidSkene
@@ -179,61 +180,63 @@ class AggregatorSelector(BaseAggregator):
         self : object
             The fitted selector.
         """
-        candidates = _default_candidates() if self.candidates is None else self.candidates
-        if not candidates:
-            raise ValueError("candidates is empty: give at least one aggregator.")
-        for candidate in candidates:
-            if not _scores_held_out_votes(candidate):
-                raise TypeError(
-                    f"candidate {candidate!r} cannot score held-out votes (its class does not "
-                    "implement _vote_log_likelihood, or _vote_log_proba for an EM model; see "
-                    "'Adding a model' in skcrowd's contributor guide): remove it from "
-                    "candidates, or leave candidates=None for the default ones: "
-                    + ", ".join(type(c).__name__ for c in _default_candidates()) + "."
-                )
-        votes = self._validate_votes(X, reset=True)
-        random_state = check_random_state(self.random_state)
-        # a candidate with random starts and random_state=None gets one seed from the
-        # selector's random_state, the same for its fits on the splits and its refit
-        candidates = [_seeded(c, random_state) for c in candidates]
-        scores = np.full((len(candidates), self.n_splits), np.nan)
-        fit_time = np.zeros(len(candidates))
-        per_task = votes.votes_per_task()
-        if not np.any(per_task > 1):
-            warnings.warn(
-                "No task has two votes: no vote can be held out, so the candidates cannot be "
-                f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
-        for split in range(self.n_splits if np.any(per_task > 1) else 0):
-            held = held_out_votes(votes, self.test_size, random_state)
-            if not held.any():  # a small crowd: hold out a vote of the first task with two
-                held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
-            context = _subset(votes, ~held)
-            for c, candidate in enumerate(candidates):
-                start = time.perf_counter()
-                model = _with_params(candidate, n_classes=votes.n_classes).fit(context.to_sparse())
-                fit_time[c] += time.perf_counter() - start
-                scores[c, split] = held_out_score(model, context, _subset(votes, held))
-        mean = scores.mean(axis=1)  # NaN when no vote could be held out
-        finite = np.where(np.isfinite(mean), mean, -np.inf)
-        self.best_index_ = int(np.argmax(finite))
-        self.best_score_ = float(mean[self.best_index_])
-        rank = np.empty(len(candidates), dtype=np.int32)
-        rank[np.argsort(-finite, kind="stable")] = np.arange(1, len(candidates) + 1)
-        self.cv_results_ = {
-            "estimator": np.array(list(candidates), dtype=object),
-            **{f"split{i}_test_score": scores[:, i] for i in range(self.n_splits)},
-            "mean_test_score": mean,
-            "std_test_score": scores.std(axis=1),
-            "rank_test_score": rank,
-            "mean_fit_time": fit_time / self.n_splits,
-        }
-        if self.verbose:
-            for candidate, score in zip(candidates, mean):
-                print(f"{candidate!r}: mean held-out log-probability per vote {score:.6g}")
-        best = _with_params(candidates[self.best_index_], missing_label=self.missing_label,
-                            n_classes=self.n_classes)
-        self.best_estimator_ = best.fit(X)
-        return self
+        with _as_it_was_on_error(self):
+            candidates = _default_candidates() if self.candidates is None else self.candidates
+            if not candidates:
+                raise ValueError("candidates is empty: give at least one aggregator.")
+            for candidate in candidates:
+                if not _scores_held_out_votes(candidate):
+                    raise TypeError(
+                        f"candidate {candidate!r} cannot score held-out votes (its class does not "
+                        "implement _vote_log_likelihood, or _vote_log_proba for an EM model; see "
+                        "'Adding a model' in skcrowd's contributor guide): remove it from "
+                        "candidates, or leave candidates=None for the default ones: "
+                        + ", ".join(type(c).__name__ for c in _default_candidates()) + "."
+                    )
+            votes = self._validate_votes(X, reset=True)
+            random_state = check_random_state(self.random_state)
+            # a candidate with random starts and random_state=None gets one seed from the
+            # selector's random_state, the same for its fits on the splits and its refit
+            candidates = [_seeded(c, random_state) for c in candidates]
+            scores = np.full((len(candidates), self.n_splits), np.nan)
+            fit_time = np.zeros(len(candidates))
+            per_task = votes.votes_per_task()
+            if not np.any(per_task > 1):
+                warnings.warn(
+                    "No task has two votes: no vote can be held out, so the candidates cannot be "
+                    f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
+            for split in range(self.n_splits if np.any(per_task > 1) else 0):
+                held = held_out_votes(votes, self.test_size, random_state)
+                if not held.any():  # a small crowd: hold out a vote of the first task with two
+                    held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
+                context = _subset(votes, ~held)
+                for c, candidate in enumerate(candidates):
+                    start = time.perf_counter()
+                    model = _with_params(candidate, n_classes=votes.n_classes)
+                    model.fit(context.to_sparse())
+                    fit_time[c] += time.perf_counter() - start
+                    scores[c, split] = held_out_score(model, context, _subset(votes, held))
+            mean = scores.mean(axis=1)  # NaN when no vote could be held out
+            finite = np.where(np.isfinite(mean), mean, -np.inf)
+            self.best_index_ = int(np.argmax(finite))
+            self.best_score_ = float(mean[self.best_index_])
+            rank = np.empty(len(candidates), dtype=np.int32)
+            rank[np.argsort(-finite, kind="stable")] = np.arange(1, len(candidates) + 1)
+            self.cv_results_ = {
+                "estimator": np.array(list(candidates), dtype=object),
+                **{f"split{i}_test_score": scores[:, i] for i in range(self.n_splits)},
+                "mean_test_score": mean,
+                "std_test_score": scores.std(axis=1),
+                "rank_test_score": rank,
+                "mean_fit_time": fit_time / self.n_splits,
+            }
+            if self.verbose:
+                for candidate, score in zip(candidates, mean):
+                    print(f"{candidate!r}: mean held-out log-probability per vote {score:.6g}")
+            best = _with_params(candidates[self.best_index_], missing_label=self.missing_label,
+                                n_classes=self.n_classes)
+            self.best_estimator_ = best.fit(X)
+            return self
 
     def predict_proba(self, X):
         """Soft labels of the chosen aggregator (``best_estimator_.predict_proba``).

@@ -108,17 +108,8 @@ _RANDOM_START = (
     "trimmed means stop at a fixed point that depends on the start: another order of the "
     "workers, or one more worker, draws other starts"
 )
-_NO_FAILED_FIT_POLICY = (
-    "{} does not follow skcrowd's failed-fit policy yet (its fit is not wrapped in "
-    "skcrowd.base._as_it_was_on_error): validating X sets n_features_in_ before the invalid "
-    "value is rejected, so a fit that raises before any fit leaves n_features_in_ behind"
-)
 #: The domain checks that fail on one of skcrowd's estimators (and its subclasses), with why.
 _DOMAIN_EXPECTED_FAILURES = {
-    "_BaseRatingAggregator": {
-        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
-            "A rating aggregator's fit"),
-    },
     "SequenceCrowdLayerClassifier": {
         "check_fit_error_leaves_estimator": (
             "SequenceCrowdLayerClassifier takes sequences, X of shape (n_sequences, seq_len, "
@@ -126,13 +117,7 @@ _DOMAIN_EXPECTED_FAILURES = {
             "matrix and votes matrix are not valid input, so its valid fit raises"
         ),
     },
-    "OrdinalDawidSkene": {
-        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
-            "OrdinalDawidSkene.fit (it overrides the EM driver's fit)"),
-    },
     "AggregatorSelector": {
-        "check_fit_error_leaves_estimator": _NO_FAILED_FIT_POLICY.format(
-            "AggregatorSelector.fit"),
         "check_worker_permutation_invariance": (
             "the held-out votes are drawn by random_state in the order of the votes (task by "
             "task, worker by worker): permuting the workers holds out other votes, which can "
@@ -175,8 +160,8 @@ def common_expected_failures(estimator):
     These are scikit-learn's checks that fail on every estimator of the kind of ``estimator``
     by design (an aggregator takes the votes as ``X`` and no ``y``, -1 marks a missing vote,
     ...) and the domain checks of this module that fail on one of skcrowd's models (or a
-    subclass), by design or by a known gap (a fit outside the failed-fit policy), each with
-    why. :func:`parametrize_with_checks` marks them as expected failures.
+    subclass) by design, each with why. :func:`parametrize_with_checks` marks them as
+    expected failures.
 
     Parameters
     ----------
