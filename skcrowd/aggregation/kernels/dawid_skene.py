@@ -596,17 +596,8 @@ if numba is not None:
                             if row < 0:
                                 continue
                             out_row = np.uint64(row) * np.uint64(K) + c % np.uint64(K)
-                            best = -np.inf
-                            for k in range(K):
-                                gap[k] = log_post[b, k] - log_conf_t[c, k]
-                                best = max(best, gap[k])
-                            n_tied = 0
-                            for k in range(K):
-                                if gap[k] >= best - _CAVITY_TIE:
-                                    n_tied += 1
-                            for k in range(K):
-                                if gap[k] >= best - _CAVITY_TIE:
-                                    cavity[out_row, k] += 1.0 / n_tied
+                            _add_tied_classes(log_post[b], log_conf_t[c], _CAVITY_TIE, gap,
+                                              cavity[out_row])
             for b in range(n):
                 i = start + b
                 for k in range(K):
@@ -648,6 +639,24 @@ if numba is not None:
                     row[k] += r[k]
 
     @_jit(parallel=False)
+    def _add_tied_classes(log_post, log_conf, tie, gap, out):
+        """One vote's leave-one-out counts: ``out[k] += 1 / t`` for the ``t`` classes ``k``
+        whose ``gap[k] = log_post[k] - log_conf[k]`` (its task's log-posterior without the
+        vote's own term) is within ``tie`` of the best; ``gap`` is scratch."""
+        K = gap.shape[0]
+        best = -np.inf
+        for k in range(K):
+            gap[k] = log_post[k] - log_conf[k]
+            best = max(best, gap[k])
+        n_tied = 0
+        for k in range(K):
+            if gap[k] >= best - tie:
+                n_tied += 1
+        for k in range(K):
+            if gap[k] >= best - tie:
+                out[k] += 1.0 / n_tied
+
+    @_jit(parallel=False)
     def _ds_normalize_worker(counts, pseudo_t, j):
         """In place: worker ``j``'s counts ``[j, a, k]`` (``a`` the answer) plus ``pseudo_t``,
         normalized over ``a`` (uniform for a ``k`` without mass), floored at the smallest
@@ -679,17 +688,8 @@ if numba is not None:
             if row < 0:
                 continue
             out_cell = row * K + c % K
-            best = -np.inf
-            for k in range(K):
-                cavity[k] = log_resp[i, k] - log_conf_rows[c, k]
-                best = max(best, cavity[k])
-            n_tied = 0
-            for k in range(K):
-                if cavity[k] >= best - tie:
-                    n_tied += 1
-            for k in range(K):
-                if cavity[k] >= best - tie:
-                    counts[out_cell * K + k] += 1.0 / n_tied
+            _add_tied_classes(log_resp[i], log_conf_rows[c], tie, cavity,
+                              counts[out_cell * K:(out_cell + 1) * K])
 
     @_jit(parallel=False)
     def _ds_normalize_serial(counts, pseudo_t):
