@@ -9,11 +9,11 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from pruning_stubs import FixedConfusion, NoConfusion, ProbaFeatures, noisy_blobs
 from skcrowd import check_votes
 from skcrowd.pruning import WAUMPruner
+from skcrowd.utils.estimator_checks import parametrize_with_checks
 
 
 @pytest.fixture(autouse=True)
