@@ -191,9 +191,12 @@ def common_expected_failures(estimator):
 
 
 def _check_id(obj):
-    """pytest id of an estimator (its repr, changed parameters only) or of a check (its name)."""
+    """pytest id of an estimator (its repr, changed parameters only) or of a check (its name,
+    with the keywords it is bound to: ``check_estimators_pickle(readonly_memmap=True)``), the
+    ids scikit-learn's ``parametrize_with_checks`` gives."""
     if isinstance(obj, partial):
-        obj = obj.func
+        keywords = ",".join(f"{k}={v}" for k, v in obj.keywords.items())
+        return obj.func.__name__ + (f"({keywords})" if keywords else "")
     if isfunction(obj):
         return obj.__name__
     if hasattr(obj, "get_params"):
