@@ -12,8 +12,9 @@ tasks alone, which anchors the worker models.
 We hand a share of the tasks (0 to 20 %) to
 :class:`~skcrowd.aggregation.DawidSkene` and :class:`~skcrowd.aggregation.GLAD`
 as known tasks and measure the accuracy on the *other* tasks, three draws of
-the known tasks per share on the simulated crowds, one on the real ones. :class:`~skcrowd.aggregation.MajorityVote`, which
-has no worker model to anchor, is the reference.
+the known tasks per share on the simulated crowds, one on the real ones.
+:class:`~skcrowd.aggregation.MajorityVote`, which has no worker model to
+anchor, is the reference.
 
 1. On simulated crowds where 60 % of the workers are adversarial (each
    relabels the classes with its own permutation), majority vote and
