@@ -22,29 +22,17 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.utils import estimator_checks
 from sklearn.utils._param_validation import InvalidParameterError
 
+from estimator_instances import seeded_aggregators
 from skcrowd import SelfCrowdClassifier, check_votes
 from skcrowd.aggregated_target import AggregatedTargetClassifier
 from skcrowd.aggregation import GLAD, AggregatorSelector, DawidSkene, MajorityVote
 from skcrowd.pruning import PrunedClassifier, WAUMPruner
-from skcrowd.utils.discovery import all_estimators
 
 # aggregators that cannot be built with default arguments (or cheaply): name -> factory
 _FACTORIES = {
     "AggregatorSelector": lambda: AggregatorSelector([MajorityVote(random_state=0), DawidSkene()],
                                                      n_splits=1, random_state=0),
 }
-
-
-def _aggregators():
-    """Every aggregator (:func:`skcrowd.utils.discovery.all_estimators`), seeded where it takes
-    a ``random_state``."""
-    models = []
-    for model_name, cls in all_estimators(type_filter="aggregator"):
-        model = _FACTORIES.get(model_name, cls)()
-        if model.get_params().get("random_state", 0) is None:
-            model.set_params(random_state=0)
-        models.append(model)
-    return models
 
 
 # Aggregators that these tests' crowds do not fit: name -> reason (a ValueError is expected)
@@ -64,7 +52,7 @@ def _cases(models, *checks):
             (case if checks else case[0]) for case in cases]
 
 
-AGGREGATORS = _aggregators()
+AGGREGATORS = seeded_aggregators(_FACTORIES)
 # scikit-learn's HTML repr has a table of the parameters from 1.7 on, of the fitted attributes
 # from 1.9 on; older releases show neither (and so no arrays either)
 SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])

@@ -6,8 +6,9 @@ aggregators are those :func:`skcrowd.utils.discovery.all_estimators` finds, seed
 take a ``random_state``; a meta-estimator gets its candidates in :data:`_FACTORIES`.
 """
 
+from estimator_instances import seeded_aggregators
+
 from skcrowd.aggregation import GLAD, KOS, AggregatorSelector, DawidSkene, MajorityVote
-from skcrowd.utils.discovery import all_estimators
 from skcrowd.utils.estimator_checks import parametrize_with_checks
 
 _RANDOM_TIES = (
@@ -47,16 +48,7 @@ _FACTORIES = {
 }
 
 
-def _aggregators():
-    estimators = []
-    for name, cls in all_estimators(type_filter="aggregator"):
-        estimator = _FACTORIES.get(name, cls)()
-        if estimator.get_params().get("random_state", 0) is None:
-            estimator.set_params(random_state=0)
-        estimators.append(estimator)
-    return estimators
-
-
-@parametrize_with_checks(_aggregators(), expected_failed_checks=_expected_failures)
+@parametrize_with_checks(seeded_aggregators(_FACTORIES),
+                         expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
