@@ -175,21 +175,25 @@ class _PolyaData:
         _, D, S = counts_t.shape
         self.shape = (D, S)
         totals = counts_t.sum(axis=1)
-        self.row_column = np.nonzero(totals > 0)[1].astype(np.int64)  # column of each row
-        self.row_total = totals[totals > 0]
+        row_column = np.nonzero(totals > 0)[1].astype(np.int64)  # column of each row
         _, answer, column = np.nonzero(counts_t > 0)
-        self.cell = (answer * S + column).astype(np.int64)  # (answer, column) of each count
-        self.count = counts_t[counts_t > 0]
-        self.entries = np.bincount(self.cell, minlength=D * S).reshape(D, S)
-        self.n_terms = self.entries.sum(axis=0) + np.bincount(self.row_column, minlength=S)
+        cell = (answer * S + column).astype(np.int64)  # (answer, column) of each count
+        self.entries = np.bincount(cell, minlength=D * S).reshape(D, S)
+        self.n_terms = self.entries.sum(axis=0) + np.bincount(row_column, minlength=S)
+        # the rows' and the counts' differences in one pass (one set of array operations: a
+        # small fit's M-step is bound by their number): bases 0 .. S - 1 are the columns'
+        # totals, then the D * S prior entries
+        self.index = np.concatenate([row_column, S + cell])
+        self.shift = np.concatenate([totals[totals > 0], counts_t[counts_t > 0]])
 
     def evaluate(self, alpha, derivatives=False):
         """``F`` of every column; with ``derivatives``, also the gradient ``(D, S)`` and the
         Hessian ``diag(d) + c 1 1^T``: ``d`` ``(D, S)``, ``c`` ``(S,)``."""
-        rows = _difference_sums(self.row_column, self.row_total, alpha.sum(axis=0),
-                                derivatives)
-        cells = [c.reshape(self.shape)
-                 for c in _difference_sums(self.cell, self.count, alpha.ravel(), derivatives)]
+        S = self.shape[1]
+        sums = _difference_sums(self.index, self.shift,
+                                np.concatenate([alpha.sum(axis=0), alpha.ravel()]), derivatives)
+        rows = [s[:S] for s in sums]
+        cells = [s[S:].reshape(self.shape) for s in sums]
         value = cells[0].sum(axis=0) - rows[0]
         if not derivatives:
             return value
