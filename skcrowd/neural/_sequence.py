@@ -1,6 +1,12 @@
 """SequenceCrowdLayerClassifier: a per-token crowd layer for sequence labelling."""
 
+import warnings
+from numbers import Real
+
 import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from ..votes import check_not_long_format
@@ -33,6 +39,19 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
         module with an embedding layer.
     crowd_layer : {"MW", "VW", "VB", "VW+B", "softmax"}, default="MW"
         Annotator function, as in :class:`CrowdLayerClassifier`.
+    crowd_layer_scale : float or "auto", default="auto"
+        Scale ``s`` of the crowd layer's initial map: ``"MW"`` starts at
+        ``s`` times the identity, ``"VW"`` and ``"VW+B"`` at a scale vector
+        of ``s`` (``"VB"`` and ``"softmax"`` have no scale: 1). 1 is the
+        paper's identity. ``"auto"`` takes ``s = max(1, 2 L)``, where ``L =
+        log(pi (K - 1) / (1 - pi))`` are the log-odds of the most frequent
+        tag's share ``pi`` of the votes among ``K`` tags: a bottleneck at
+        half its range then reaches the votes' tag prior. From the identity,
+        the vote logits ``sigma @ W_r`` span at most 1, so with a dominant tag
+        (``O``: 87 % of the CoNLL-2003 crowd's votes, ``s`` = 7.9) the
+        bottleneck saturates on it within the first epoch and every token
+        is tagged with it; on balanced votes ``"auto"`` is the identity.
+        The value used is ``crowd_layer_scale_``.
 {shared}
     Attributes
     ----------
@@ -46,6 +65,8 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
         The fitted crowd layer.
     annotator_confusions_ : ndarray of shape (n_workers, n_classes, n_classes)
         Row-stochastic confusion matrices (see :class:`CrowdLayerClassifier`).
+    crowd_layer_scale_ : float
+        Scale of the crowd layer's initial map (see ``crowd_layer_scale``).
 {shared_attributes}
 
     Notes
@@ -56,6 +77,10 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     ``predict_proba`` ``(n_sequences, seq_len, n_classes)``; ``score`` and
     ``valid_acc`` are token-level tie-aware accuracies against the majority
     vote. The train/valid split holds out whole sequences, unstratified.
+
+    A fit whose tagger ends tagging every voted training token with one tag,
+    when the votes hold several, warns (``ConvergenceWarning``): the
+    bottleneck collapsed onto that tag.
 
     References
     ----------
@@ -78,6 +103,15 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     True
     """
 
+    _crowd_parameter_constraints = {
+        **CrowdLayerClassifier._crowd_parameter_constraints,
+        "crowd_layer_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    }
+
+    def __init__(self, module=None, *, crowd_layer="MW", crowd_layer_scale="auto", **kwargs):
+        super().__init__(module, crowd_layer=crowd_layer, **kwargs)
+        self.crowd_layer_scale = crowd_layer_scale
+
     def _input_tags(self, tags):
         tags = super()._input_tags(tags)
         tags.sparse = False  # sequences are 3-D
@@ -98,11 +132,51 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
     def _check_fit_data(self, X, y, *, reset):
         X, targets = super()._check_fit_data(X, y, reset=reset)
         if reset:
+            self.crowd_layer_scale_ = self._initial_scale(targets)
             if X.ndim == 3 and X.dtype == np.float32:
                 self.n_token_features_ = X.shape[2]
             elif hasattr(self, "n_token_features_"):
                 del self.n_token_features_
         return X, targets
+
+    def _initial_scale(self, targets):
+        """``crowd_layer_scale_``: the given scale, or ``"auto"``'s from the votes' tag shares."""
+        if self.crowd_layer in ("VB", "softmax"):
+            return 1.0
+        if self.crowd_layer_scale != "auto":
+            return float(self.crowd_layer_scale)
+        n_classes = len(self.classes_)
+        counts = np.bincount(targets[targets >= 0].astype(np.int64), minlength=n_classes)
+        share = counts.max() / max(counts.sum(), 1)
+        if n_classes < 2 or share >= 1:
+            return 1.0
+        log_odds = np.log(share * (n_classes - 1) / (1 - share))
+        return float(max(1.0, 2 * log_odds))
+
+    def _make_noise_model(self):
+        layer = super()._make_noise_model()
+        with torch.no_grad():
+            for name in ("weight", "scale"):
+                if hasattr(layer, name):  # the softmax-CrowdLayer's weight: scale 1
+                    getattr(layer, name).mul_(self.crowd_layer_scale_)
+        return layer
+
+    def _fit_targets(self, X, targets, **fit_params):
+        super()._fit_targets(X, targets, **fit_params)
+        voted = (targets >= 0).any(axis=-1)
+        tags = np.unique(self.predict_proba(X).argmax(axis=-1)[voted])
+        n_voted_tags = len(np.unique(targets[targets >= 0]))
+        if len(tags) == 1 and n_voted_tags > 1:
+            tag = self.classes_[tags].tolist()[0]
+            warnings.warn(
+                f"{type(self).__name__} tags every voted training token {tag!r}, although the "
+                f"votes hold {n_voted_tags} tags: its bottleneck collapsed onto one tag. Try "
+                f"more epochs, a larger crowd_layer_scale (this fit: "
+                f"{self.crowd_layer_scale_:.3g}), crowd_layer='softmax', or a backbone started "
+                "from a tagger trained on the majority-vote tags.",
+                ConvergenceWarning,
+            )
+        return self
 
     def _encode_votes(self, y, *, reset, name="y"):
         if y is None:

@@ -1,11 +1,14 @@
 """CrowdLayerRegressor (continuous answers) and SequenceCrowdLayerClassifier (per-token votes)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("skorch")
 
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.metrics import r2_score  # noqa: E402
 
 from skcrowd.metrics import mv_accuracy_score  # noqa: E402
@@ -112,6 +115,7 @@ def test_sequence_tagger_learns_through_the_per_token_crowd_layer(sequences):
     assert np.isfinite(clf.annotation_log_likelihood(X, votes))
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # one epoch
 def test_padded_tokens_contribute_nothing(sequences):
     X, _, votes = sequences
     clf = SequenceCrowdLayerClassifier(max_epochs=1, module__hidden_units=4,
@@ -164,3 +168,70 @@ def test_token_ids_with_an_embedding_module():
     clf = SequenceCrowdLayerClassifier(EmbeddingTagger, max_epochs=30, lr=0.05,
                                        train_split=None, random_state=0).fit(tokens, votes)
     assert (clf.predict(tokens) == tags).mean() > 0.95
+
+
+def dominant_tag_crowd(seed, n=200, length=10, n_tags=5, share=0.9):
+    """Tag 0 on 90 % of the tokens (as ``O`` in NER), noisy one-hot features, 4 workers.
+
+    Each worker's vote is the tag, or a uniform tag 20 % of the time; 40 % of the
+    (worker, sequence) pairs have no votes.
+    """
+    rng = np.random.RandomState(seed)
+    tags = np.where(rng.rand(n, length) < share, 0, rng.randint(1, n_tags, (n, length)))
+    X = (np.eye(n_tags)[tags] + rng.normal(0, 0.5, (n, length, n_tags))).astype(np.float32)
+    votes = np.repeat(tags[..., None], 4, axis=-1)
+    wrong = rng.rand(*votes.shape) < 0.2
+    votes[wrong] = rng.randint(0, n_tags, wrong.sum())
+    votes[np.repeat(rng.rand(n, 1, 4) < 0.4, length, axis=1)] = -1
+    return X, tags, votes
+
+
+@pytest.mark.parametrize("seed, layer", [(0, "MW"), (1, "VW+B"), (2, "MW"), (3, "VW")])
+def test_the_auto_scale_keeps_a_dominant_tag_from_swallowing_the_others(seed, layer):
+    # From the paper's identity map the vote logits span at most 1: the bottleneck saturates on
+    # the dominant tag and tags every entity 0 (the CoNLL-2003 crowd: every token O).
+    X, _, votes = dominant_tag_crowd(seed)
+    X_test, tags_test, _ = dominant_tag_crowd(seed + 100)
+    entity = tags_test > 0
+    settings = dict(crowd_layer=layer, max_epochs=30, lr=1e-2, weight_decay=0.0,
+                    train_split=None, module__hidden_units=8, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        identity = SequenceCrowdLayerClassifier(crowd_layer_scale=1.0, **settings).fit(X, votes)
+    assert (identity.predict(X_test)[entity] == tags_test[entity]).mean() < 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = SequenceCrowdLayerClassifier(**settings).fit(X, votes)
+    assert (clf.predict(X_test)[entity] == tags_test[entity]).mean() > 0.25
+    assert 4 < clf.crowd_layer_scale_ < 6
+
+
+def test_crowd_layer_scale_from_the_votes_and_the_collapse_warning():
+    X, _, votes = dominant_tag_crowd(0, n=60)
+    observed = votes[votes >= 0]
+    share = np.bincount(observed).max() / observed.size
+    clf = SequenceCrowdLayerClassifier(max_epochs=5, lr=1e-2, weight_decay=0.0,
+                                       train_split=None, module__hidden_units=8, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="tags every voted training token 0, although "
+                      "the votes hold 5 tags: its bottleneck collapsed onto one tag"):
+        clf.set_params(crowd_layer_scale=1.0).fit(X, votes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.set_params(crowd_layer_scale="auto", max_epochs=1).fit(X, votes)
+        assert clf.crowd_layer_scale_ == pytest.approx(2 * np.log(share * 4 / (1 - share)))
+        weight = clf.noise_model_.weight.detach().numpy()
+        assert weight.shape == (4, 5, 5)
+        for layer, scale in (("VB", 1.0), ("softmax", 1.0), ("VW", clf.crowd_layer_scale_)):
+            assert clf.set_params(crowd_layer=layer).fit(X, votes).crowd_layer_scale_ == scale
+    with pytest.raises(ValueError, match="crowd_layer_scale"):
+        clf.set_params(crowd_layer_scale=0.0).fit(X, votes)
+
+
+def test_balanced_votes_keep_the_papers_identity(sequences):
+    X, _, votes = sequences
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # one epoch: not yet separated
+        clf = SequenceCrowdLayerClassifier(max_epochs=1, train_split=None,
+                                           module__hidden_units=4, random_state=0).fit(X, votes)
+    assert clf.crowd_layer_scale_ == 1.0
+    assert np.allclose(clf.noise_model_.weight.detach().numpy()[:, [0, 1], [0, 1]] > 0.9, True)
