@@ -5,7 +5,8 @@ the same votes, scored on gold test labels (mean +- sd over seeds):
 
 - ``crowd layer``: SelfCrowdClassifier's crowd model, ``CrowdLayerClassifier()`` with the same
   ``random_state``, fitted on the votes left: what Self-Crowd ends with when it keeps no round;
-- ``Self-Crowd``: ``SelfCrowdClassifier()`` with its defaults (rounds checked on held-out tasks);
+- ``Self-Crowd``: ``SelfCrowdClassifier()`` with its defaults (rounds checked on held-out tasks,
+  the chosen rounds confirmed by the final check);
 - ``unchecked``: the paper's loop (``validation_fraction=None``).
 
 ``gap`` is Self-Crowd minus crowd layer (per seed, then averaged), ``worst`` the lowest gap over
@@ -137,6 +138,10 @@ def main(argv=None):
                         print(f"    round {h['iteration']} {h['status']}: "
                               + ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else
                                           f"{k}={v}" for k, v in extra.items()))
+                    if clf.final_check_ is not None:
+                        print("    final check: " + ", ".join(
+                            f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in clf.final_check_.items()))
                 if args.unchecked:
                     unchecked = SelfCrowdClassifier(validation_fraction=None, random_state=seed)
                     rows["unchecked"].append(accuracy(unchecked.fit(data["X"], votes), data))
