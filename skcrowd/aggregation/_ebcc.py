@@ -99,9 +99,9 @@ class EBCC(BaseEM):
     mean gold accuracy by 0.2 point over five starts (0.9 point on a
     584-task face-sentiment crowd, 1.2 on a five-class web-relevance crowd),
     at eight times the cost. No cheaper rule found those starts: stopping
-    once several starts in a row do not raise the best ELBO ended after 6-16
-    starts with a quarter of the gain, and the ELBO after the first 3-20
-    iterations did not single out the start that ends best.
+    once four to eight starts in a row do not raise the best ELBO ran 6 to
+    12 starts on average for a quarter of the gain, and the ELBO after the
+    first 3-20 iterations did not single out the start that ends best.
 
     Parameters
     ----------
