@@ -36,7 +36,10 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         Annotator function: ``"S"`` a scale ``s_r mu``, ``"B"`` a bias ``mu +
         b_r`` (the best variant on the paper's movie-review ratings), ``"S+B"``
         both, ``s_r mu + b_r``. Initialised to the identity (``s_r = 1``,
-        ``b_r = 0``).
+        ``b_r = 0``). The scales keep a mean of 1 and the biases a mean of 0,
+        each annotator weighing its share of the answers: ``mu`` is the
+        average annotator's answer, as the mean answer is for a net trained
+        on it (see :class:`RegressionCrowdLayer`).
     criterion : type of torch.nn.Module, default=MaskedMSE
         Loss between the predicted and the observed answers.
     optimizer : type of torch.optim.Optimizer, default=torch.optim.Adam
@@ -81,10 +84,14 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         The fitted backbone.
     noise_model_ : RegressionCrowdLayer
         The fitted crowd layer.
+    annotator_answer_counts_ : ndarray of shape (n_workers,)
+        Number of answers of each annotator in the fit's ``y``.
     annotator_scales_ : ndarray of shape (n_workers,)
-        ``s_r`` (ones for ``"B"``).
+        ``s_r`` (ones for ``"B"``); their mean weighted by
+        ``annotator_answer_counts_`` is 1.
     annotator_biases_ : ndarray of shape (n_workers,)
-        ``b_r`` (zeros for ``"S"``): an annotator's systematic offset.
+        ``b_r`` (zeros for ``"S"``): an annotator's systematic offset; their
+        mean weighted by ``annotator_answer_counts_`` is 0.
 {shared_attributes}
 
     References
@@ -100,7 +107,7 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
     >>> truth = X @ [2.0, -1.0, 0.5]
     >>> answers = truth[:, None] + [-1.0, 0.0, 1.0]      # three biased annotators
     >>> answers[rng.rand(*answers.shape) < 0.3] = np.nan  # missing answers
-    >>> reg = CrowdLayerRegressor(max_epochs=60, lr=0.03, batch_size=200,
+    >>> reg = CrowdLayerRegressor(max_epochs=150, lr=0.03, batch_size=200,
     ...                           train_split=None, random_state=0).fit(X, answers)
     >>> reg.annotator_biases_.round(1)
     array([-1., -0.,  1.])
@@ -189,13 +196,16 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         if reset:
             self.n_workers_ = answers.shape[1]
             self.n_inputs_ = int(np.prod(X.shape[1:]))
+            self.annotator_answer_counts_ = (~np.isnan(answers)).sum(axis=0)
         return X, answers
 
     def _default_module(self, **kwargs):
         return MLP(self.n_inputs_, 1, **kwargs)
 
     def _make_noise_model(self):
-        return RegressionCrowdLayer(self.n_workers_, self.crowd_layer)
+        # each annotator weighs its share of the answers in the means the layer holds fixed
+        return RegressionCrowdLayer(self.n_workers_, self.crowd_layer,
+                                    weights=self.annotator_answer_counts_)
 
     @available_if(lambda regressor: False)
     def predict_proba(self, X):
@@ -246,14 +256,14 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
     @property
     def annotator_scales_(self):
         check_is_fitted(self)
-        scale = getattr(self.noise_model_, "scale", None)
+        scale = self.noise_model_.annotator_parameters()[0]
         return (np.ones(self.n_workers_) if scale is None
                 else scale.detach().cpu().numpy().astype(np.float64))
 
     @property
     def annotator_biases_(self):
         check_is_fitted(self)
-        bias = getattr(self.noise_model_, "bias", None)
+        bias = self.noise_model_.annotator_parameters()[1]
         return (np.zeros(self.n_workers_) if bias is None
                 else bias.detach().cpu().numpy().astype(np.float64))
 

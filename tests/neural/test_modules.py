@@ -179,7 +179,18 @@ def test_regression_crowd_layer_variants():
     with torch.no_grad():
         layer.scale.copy_(torch.tensor([2.0, 3.0]))
         layer.bias.copy_(torch.tensor([-1.0, 0.5]))
-    torch.testing.assert_close(layer(mu, None, task, worker), torch.tensor([3.5, 3.0]))
+    # used as scales [0.8, 1.2] (mean 1) and biases [-0.75, 0.75] (mean 0)
+    torch.testing.assert_close(layer(mu, None, task, worker), torch.tensor([1.95, 0.85]))
+    # weighted means: worker 1 gives three answers for worker 0's one
+    weighted = RegressionCrowdLayer(2, "S+B", weights=[1, 3])
+    with torch.no_grad():
+        weighted.scale.copy_(torch.tensor([2.0, 3.0]))  # used as [2, 3] / 2.75
+        weighted.bias.copy_(torch.tensor([-1.0, 0.5]))  # used as [-1.125, 0.375]
+    scale, bias = weighted.annotator_parameters()
+    torch.testing.assert_close(scale, torch.tensor([2 / 2.75, 3 / 2.75]))
+    torch.testing.assert_close(bias, torch.tensor([-1.125, 0.375]))
+    with pytest.raises(ValueError, match="non-negative"):
+        RegressionCrowdLayer(2, "B", weights=[0, 0])
     assert not hasattr(RegressionCrowdLayer(2, "B"), "scale")
     with pytest.raises(ValueError, match="kind"):
         RegressionCrowdLayer(2, "W")
