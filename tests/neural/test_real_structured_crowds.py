@@ -32,10 +32,14 @@ def test_movie_reviews_fit_the_crowd_layer_regressor(shared_data):
     assert reg.n_workers_ == 135 and reg.n_features_in_ == 26735
     pred = reg.predict(ds.data_test[:50])
     assert pred.shape == (50,) and np.isfinite(pred).all()
-    # workers with no answer in the slice keep their initial bias
+    # workers with no answer in the slice keep their initial (free) bias and weigh nothing in the
+    # mean bias the layer holds at 0
     unseen = np.isnan(answers).all(axis=0)
-    assert unseen.any() and (reg.annotator_biases_[unseen] == 0).all()
-    assert (reg.annotator_biases_[~unseen] != 0).all()
+    free = reg.noise_model_.bias.detach().numpy()
+    assert unseen.any() and (free[unseen] == 0).all()
+    assert (reg.annotator_answer_counts_[unseen] == 0).all() and (free[~unseen] != 0).all()
+    assert np.average(reg.annotator_biases_, weights=reg.annotator_answer_counts_) == (
+        pytest.approx(0, abs=1e-6))
 
 
 def test_conll_fits_the_sequence_crowd_layer(shared_data):
