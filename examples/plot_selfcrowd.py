@@ -150,9 +150,12 @@ fig.tight_layout()
 # Remove a fraction ``p`` of the observed votes at random. The unchecked loop
 # (round 0 is the crowd layer trained on the votes left) runs three rounds
 # whatever they do; the checked one, Self-Crowd's default, holds 20 % of the
-# tasks out, undoes the first round that lowers the score of their votes and
-# stops, then refits the last kept model on every task. One seed per level
-# here; ``benchmarks/selfcrowd.py`` averages five.
+# tasks out, keeps the round whose paired gain on their votes has the best
+# 90 % lower bound above zero (stopping at a round surely below the start),
+# confirms it on two fresh fits (with and without its pseudo-annotations:
+# ``final_check_``), then refits on every task; unconfirmed, it ends at the
+# crowd layer on the votes alone. One seed per level here;
+# ``benchmarks/selfcrowd.py`` averages five.
 levels = [0.0, 0.5, 0.9]
 crowd_layer, unchecked, checked = [], [], []
 observed = np.flatnonzero(votes.ravel() >= 0)
