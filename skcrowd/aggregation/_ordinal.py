@@ -271,6 +271,21 @@ class OrdinalDawidSkene(BaseAggregator):
                     break
         return positions
 
+    def _update_workers(self, counts, bias, log_noise, noise_mean, positions, has_votes):
+        """One M-step of the worker model: ``(bias, log_noise, noise_mean, positions)``.
+
+        Newton steps on the workers' (bias, log noise), then on the grade positions (when
+        fitted); a worker without votes keeps bias 0 and the mean log noise of the others,
+        which becomes the new ``noise_mean``.
+        """
+        bias, log_noise = self._m_step_workers(counts, bias, log_noise, noise_mean, positions)
+        if self.fit_positions:
+            positions = self._m_step_positions(counts, bias, log_noise, positions)
+        bias = np.where(has_votes, bias, 0.0)
+        if has_votes.any():
+            noise_mean = _fsum(log_noise[has_votes]) / int(has_votes.sum())
+        return bias, np.where(has_votes, log_noise, noise_mean), noise_mean, positions
+
     def _m_step_workers(self, counts, bias, log_noise, noise_mean, positions, n_newton=4):
         """Damped Newton steps per worker on (bias, log noise); a step is kept only if it
         raises that worker's objective (so the EM objective never decreases)."""
@@ -364,14 +379,8 @@ class OrdinalDawidSkene(BaseAggregator):
             prior_rows = confusions(bias, log_noise, positions, self.lapse)
             for _ in range(_MAX_PRIOR_ITER if np.isfinite(strength) else 0):
                 counts, conf, class_priors = m_step(resp, prior_rows)
-                new_bias, new_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
-                                                           positions)
-                if self.fit_positions:
-                    positions = self._m_step_positions(counts, new_bias, new_noise, positions)
-                new_bias = np.where(has_votes, new_bias, 0.0)
-                if has_votes.any():
-                    noise_mean = _fsum(new_noise[has_votes]) / int(has_votes.sum())
-                new_noise = np.where(has_votes, new_noise, noise_mean)
+                new_bias, new_noise, noise_mean, positions = self._update_workers(
+                    counts, bias, log_noise, noise_mean, positions, has_votes)
                 moved = max(float(np.max(np.abs(new_bias - bias), initial=0.0)),
                             float(np.max(np.abs(new_noise - log_noise), initial=0.0)))
                 bias, log_noise = new_bias, new_noise
@@ -389,14 +398,8 @@ class OrdinalDawidSkene(BaseAggregator):
                 else:
                     counts = self._counts(votes, resp, K)
                     class_priors = (_column_sums(resp) + 1.0) / (votes.n_tasks + K)
-                    bias, log_noise = self._m_step_workers(counts, bias, log_noise, noise_mean,
-                                                           positions)
-                    if self.fit_positions:
-                        positions = self._m_step_positions(counts, bias, log_noise, positions)
-                    bias = np.where(has_votes, bias, 0.0)
-                    if has_votes.any():
-                        noise_mean = _fsum(log_noise[has_votes]) / int(has_votes.sum())
-                    log_noise = np.where(has_votes, log_noise, noise_mean)
+                    bias, log_noise, noise_mean, positions = self._update_workers(
+                        counts, bias, log_noise, noise_mean, positions, has_votes)
                     conf = prior_rows = confusions(bias, log_noise, positions, self.lapse)
                     log_prior = self._log_prior_terms(bias[has_votes], log_noise[has_votes],
                                                       noise_mean, np.ones(1))
