@@ -30,6 +30,7 @@ Usage::
     python benchmarks/selfcrowd_sparse.py --datasets labelme sentiment --p 0.3 0.5 0.7 0.9
     python benchmarks/selfcrowd_sparse.py --history               # per-round diagnosis
     python benchmarks/selfcrowd_sparse.py --check-score agreement   # another check score
+    python benchmarks/selfcrowd_sparse.py --paper-crowd-model       # paper_crowd_model() for both
     python benchmarks/selfcrowd_sparse.py --datasets labelme --p 0 --diagnose   # see below
 
 ``--diagnose`` (datasets with gold labels for the training tasks: the simulated ones and LabelMe)
@@ -41,6 +42,8 @@ model, fitted on one half of the held-out tasks and scored on the other, both wa
 agreement score), the mean largest class probability and the fitted temperatures; and, on the
 held-out tasks where the round's predicted class differs from the start's, how many each gets
 right and the share of their votes that matches the gold label, the round's and the start's class.
+With ``--no-early-stop`` a round surely worse than the start does not end the loop, so that every
+one of ``--n-iterations`` rounds is diagnosed (what is kept does not change otherwise).
 
 Runs on one torch thread; on the shared 2-core machine a simulated seed takes about 3 minutes.
 """
@@ -103,8 +106,9 @@ def remove_votes(votes, p, rng):
     return out
 
 
-def diagnosing_selfcrowd():
-    """SelfCrowdClassifier that keeps every round's model and its held-out tasks."""
+def diagnosing_selfcrowd(early_stop=True):
+    """SelfCrowdClassifier that keeps every round's model and its held-out tasks; without
+    ``early_stop``, a round surely worse than the start does not end the loop."""
     from skcrowd import SelfCrowdClassifier
 
     class Diagnosed(SelfCrowdClassifier):
@@ -117,6 +121,10 @@ def diagnosing_selfcrowd():
             self.round_models_.append(model)
             self.held_out_ = kwargs["held_out"]
             return super()._record(iteration, model, status, **kwargs)
+
+        def _paired_gain(self, difference):
+            gain, bound, upper = super()._paired_gain(difference)
+            return gain, bound, upper if early_stop else np.inf
 
     return Diagnosed
 
@@ -201,6 +209,11 @@ def main(argv=None):
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--unchecked", action="store_true", help="add the paper's loop")
     parser.add_argument("--history", action="store_true", help="print every round's scores")
+    parser.add_argument("--n-iterations", type=int, default=5, help="self-training rounds")
+    parser.add_argument("--no-early-stop", action="store_true",
+                        help="with --diagnose: run every round, even after one surely worse")
+    parser.add_argument("--paper-crowd-model", action="store_true",
+                        help="the paper's crowd model (paper_crowd_model()) instead of the default")
     parser.add_argument("--check-score", default="likelihood",
                         help="SelfCrowdClassifier's check_score")
     parser.add_argument("--diagnose", action="store_true",
@@ -208,9 +221,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     import torch
+    from sklearn.base import clone
 
     from skcrowd import SelfCrowdClassifier
     from skcrowd.neural import CrowdLayerClassifier
+    from skcrowd.selftraining import paper_crowd_model
 
     torch.set_num_threads(1)
     print("| dataset | p | votes | crowd layer | Self-Crowd | gap | worst | kept | unchecked |"
@@ -224,11 +239,15 @@ def main(argv=None):
                 votes = remove_votes(data["votes"], p, np.random.RandomState(1000 + seed))
                 rows["votes"].append(int((votes >= 0).sum()))
                 fit = dict(X_val=data["X_test"], y_val=data["y_test"])
-                base = CrowdLayerClassifier(random_state=seed, classes=np.arange(data["n_classes"]))
+                crowd_model = paper_crowd_model() if args.paper_crowd_model else None
+                base = clone(crowd_model) if crowd_model else CrowdLayerClassifier()
+                base.set_params(random_state=seed, classes=np.arange(data["n_classes"]))
                 rows["base"].append(accuracy(base.fit(data["X"], votes), data))
                 t0 = time.perf_counter()
-                selfcrowd = diagnosing_selfcrowd() if args.diagnose else SelfCrowdClassifier
-                clf = selfcrowd(check_score=args.check_score, random_state=seed)
+                selfcrowd = (diagnosing_selfcrowd(not args.no_early_stop) if args.diagnose
+                             else SelfCrowdClassifier)
+                clf = selfcrowd(crowd_model, n_iterations=args.n_iterations,
+                                check_score=args.check_score, random_state=seed)
                 clf.fit(data["X"], votes, **fit)
                 rows["sec"].append(time.perf_counter() - t0)
                 rows["self"].append(accuracy(clf, data))
@@ -249,7 +268,8 @@ def main(argv=None):
                 if args.diagnose:
                     diagnose(clf, data)
                 if args.unchecked:
-                    unchecked = SelfCrowdClassifier(validation_fraction=None, random_state=seed)
+                    unchecked = SelfCrowdClassifier(crowd_model, n_iterations=args.n_iterations,
+                                                    validation_fraction=None, random_state=seed)
                     rows["unchecked"].append(accuracy(unchecked.fit(data["X"], votes), data))
             gap = np.subtract(rows["self"], rows["base"])
             unchecked = (f"{np.mean(rows['unchecked']):.3f} ± {np.std(rows['unchecked']):.3f}"
