@@ -43,7 +43,8 @@ agreement score), the mean largest class probability and the fitted temperatures
 held-out tasks where the round's predicted class differs from the start's, how many each gets
 right and the share of their votes that matches the gold label, the round's and the start's class.
 With ``--no-early-stop`` a round surely worse than the start does not end the loop, so that every
-one of ``--n-iterations`` rounds is diagnosed (what is kept does not change otherwise).
+one of ``--n-iterations`` rounds is diagnosed (a later round may then be kept, so the Self-Crowd
+column is not the default's).
 
 Runs on one torch thread; on the shared 2-core machine a simulated seed takes about 3 minutes.
 """
