@@ -67,7 +67,11 @@ after an install compiles the kernels), each importing ``skcrowd`` and ``skcrowd
 (timed), building the ``scipy.sparse.coo_array`` (not timed), then fitting once. The fit is cut
 into phases: ``set-up`` (validation, encoding, block layout), ``initial statistics`` (the first
 kernel call: numba's initialisation and loading of cached kernels, then the pass over the votes),
-``iterations`` (M-steps and E-steps) and ``final step`` (final E-step, labels, attributes). A
+``iterations`` (M-steps and E-steps), itself cut into ``choosing the prior`` (the iterations in
+which ``smoothing="auto"`` re-estimates the prior, each E-step also counting the votes against
+their tasks' leave-one-out classes; not counted in ``n_iter_``, their number is printed) and
+``EM iterations`` (the ``max_iter`` counted ones), and ``final step`` (final E-step, labels,
+attributes). A
 second fresh process per repeat first initialises numba's compiler target alone
 (``numba init``: what any first numba call in a process pays, whatever the kernel) and then
 fits, to say how much of the first call is numba's. crowd-kit's ``DawidSkene(n_iter=iters,
@@ -366,6 +370,7 @@ def fresh_fit_child(args):
         cpu_target.target_context.refresh()  # what numba's first call in a process does
         result["numba init"] = _since(begin, _clock())
     marks = {}
+    choosing = []
 
     class TimedDawidSkene(DawidSkene):
         """DawidSkene noting when each phase of its fit begins and ends."""
@@ -375,6 +380,14 @@ def fresh_fit_child(args):
             stats = super()._initial_statistics(layout, random_state)
             marks["iterations"] = _clock()
             return stats
+
+        def _m_step(self, stats, params):
+            params = super()._m_step(stats, params)
+            if not self._prior_settled(params):
+                choosing.append(1)  # the E-step of these parameters chooses the prior
+            elif "settled" not in marks:
+                marks["settled"] = _clock()  # the prior is final: EM proper begins
+            return params
 
         def _final_e_step(self, layout, params, **priors):
             marks["final"] = _clock()
@@ -388,9 +401,12 @@ def fresh_fit_child(args):
         "set-up": _since(begin, marks["initial"]),
         "initial statistics": _since(marks["initial"], marks["iterations"]),
         "iterations": _since(marks["iterations"], marks["final"]),
+        "choosing the prior": _since(marks["iterations"], marks["settled"]),
+        "EM iterations": _since(marks["settled"], marks["final"]),
         "final step": _since(marks["final"], end),
         "whole fit": _since(begin, end),
         "iters": model.n_iter_,
+        "prior iters": len(choosing),
     })
     print(json.dumps(result))
 
@@ -503,7 +519,8 @@ def fresh_fit(args):
                 print(f"  failed run: {r['error']}")
         runs[:] = [r for r in runs if "error" not in r]
     phases = ["import skcrowd", "import skcrowd.aggregation", "set-up", "initial statistics",
-              "iterations", "final step", "whole fit"]
+              "iterations", "  choosing the prior", "  EM iterations", "final step",
+              "whole fit"]
     ck_fit = {c: _median(crowdkit, "whole fit", c) for c in ("wall", "cpu")}
     header = (f"{'phase':<34} {'cold wall':>9} {'cold cpu':>9} {'wall s':>8} {'cpu s':>8} "
               f"{'share':>6} {'crowd-kit / skcrowd (wall, cpu)':>32}")
@@ -513,6 +530,7 @@ def fresh_fit(args):
     print("-" * len(header))
 
     def row(name, runs, phase, share=True, cold_runs=None):
+        phase = phase.strip()
         wall, cpu = _median(runs, phase, "wall"), _median(runs, phase, "cpu")
         if wall is None:
             return
@@ -534,8 +552,9 @@ def fresh_fit(args):
         row(f"  {phase}", split, phase)
     row("crowd-kit import", crowdkit, "import crowdkit", share=False)
     row("crowd-kit whole fit", crowdkit, "whole fit", share=False)
-    print(f"iterations: {plain[0]['iters'] if plain else '-'} (skcrowd), {args.iters} "
-          "(crowd-kit, tol=-inf); cpu: process time of all threads.")
+    print(f"iterations: {plain[0]['iters'] if plain else '-'} (skcrowd, after "
+          f"{plain[0].get('prior iters', '-') if plain else '-'} choosing the prior), "
+          f"{args.iters} (crowd-kit, tol=-inf); cpu: process time of all threads.")
     return plain, split, crowdkit, cold
 
 
