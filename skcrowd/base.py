@@ -174,7 +174,7 @@ class FeatureModelMixin:
         import scipy.sparse as sp
         from sklearn.utils.validation import _num_samples, validate_data
 
-        from .votes import check_not_long_format, check_votes
+        from .votes import _as_array, check_not_long_format, check_votes
 
         if y is None:
             raise ValueError(
@@ -191,7 +191,8 @@ class FeatureModelMixin:
             elif not hasattr(X, "__getitem__"):
                 X = np.asarray(X)  # an array-like that only converts
         if not sp.issparse(y) and not hasattr(y, "columns"):
-            y = np.asanyarray(y)  # keeps a masked array's mask
+            # keeps a masked array's mask, and a list mixing strings with NaN or numbers
+            y = _as_array(y) if isinstance(y, (list, tuple)) else np.asanyarray(y)
             if y.ndim == 1:
                 y = y.reshape(-1, 1)  # one vote per task; aggregators take 2-D votes
         votes = check_votes(y, missing_label=getattr(self, "missing_label", -1),

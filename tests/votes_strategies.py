@@ -56,15 +56,6 @@ class VotesCase:
     def shape(self):
         return self.mask.shape
 
-    @property
-    def stringified(self):
-        """Whether numpy turns the nested list into text (strings mixed with numbers or NaN)."""
-        if self.container != "list":
-            return False
-        items = np.asarray(self.build(), dtype=object)
-        return np.asarray(self.build()).dtype.kind == "U" and not all(
-            isinstance(x, str) for x in items.flat)
-
     def observed(self, rows=None, cols=None):
         """Set of ``(row, column, label)`` of the votes (after the permutations, if given)."""
         labels, mask = self._permuted(rows, cols)

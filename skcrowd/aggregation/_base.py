@@ -20,7 +20,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
-from ..votes import check_not_long_format, check_votes
+from ..votes import _as_array, check_not_long_format, check_votes
 from .kernels import row_argmax
 
 
@@ -70,6 +70,9 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         # integers with a missing entry into floats (an integer label above 2**53 then changes):
         # validate their data, encode X itself.
         masked = isinstance(X, np.ma.MaskedArray)
+        if isinstance(X, (list, tuple)):
+            # numpy would turn a list mixing strings with NaN or numbers into text
+            X = _as_array(X)
         checked = validate_data(
             self,
             np.ma.getdata(X) if masked else X,

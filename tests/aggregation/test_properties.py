@@ -162,10 +162,6 @@ def test_valid_votes_give_sound_soft_labels(name, case, data):
         with pytest.raises(ValueError, match="X contains no observed vote"):
             fit(estimator, X)
         return
-    if case.stringified:  # see test_aggregators_accept_a_nested_list_that_check_votes_accepts
-        with pytest.raises(ValueError, match="X holds the string .* numpy turned"):
-            fit(estimator, X)
-        return
     classes = check_votes(case.build(), missing_label=case.missing_label).classes
     if classes.dtype.kind in "iu" and classes.min() >= 0 and classes.max() < 150 \
             and data.draw(st.booleans()):
@@ -248,11 +244,6 @@ def test_arbitrary_entries_fit_or_raise_a_clear_error(name, entries, marker):
         assert_sound(model, entries, entries.shape[0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BaseAggregator._validate_votes gives check_votes the array that scikit-learn's "
-    "validate_data made of X: numpy turns a nested list mixing strings with NaN or numbers into "
-    "text, so the aggregators refuse (with a clear error) a list that check_votes accepts. Fix in "
-    "skcrowd/aggregation/_base.py: encode a list as an object array before validate_data."))
 @names
 def test_aggregators_accept_a_nested_list_that_check_votes_accepts(name):
     votes = [["cat", np.nan], ["dog", "cat"]]
