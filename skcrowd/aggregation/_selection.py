@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real
 from sklearn.utils.validation import check_is_fitted
 
-from .._holdout import _subset, held_out_score, held_out_votes
+from .._holdout import _subset, held_out_votes
 from ..base import _as_it_was_on_error
 from ._base import BaseAggregator
 from ._bayesian_dawid_skene import BayesianDawidSkene
@@ -206,16 +206,8 @@ class AggregatorSelector(BaseAggregator):
                     "No task has two votes: no vote can be held out, so the candidates cannot be "
                     f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
             for split in range(self.n_splits if np.any(per_task > 1) else 0):
-                held = held_out_votes(votes, self.test_size, random_state)
-                if not held.any():  # a small crowd: hold out a vote of the first task with two
-                    held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
-                context = _subset(votes, ~held)
-                for c, candidate in enumerate(candidates):
-                    start = time.perf_counter()
-                    model = _with_params(candidate, n_classes=votes.n_classes)
-                    model.fit(context.to_sparse())
-                    fit_time[c] += time.perf_counter() - start
-                    scores[c, split] = held_out_score(model, context, _subset(votes, held))
+                _, log_proba = self._held_out_log_proba(votes, candidates, random_state, fit_time)
+                scores[:, split] = [np.mean(row) for row in log_proba]
             mean = scores.mean(axis=1)  # NaN when no vote could be held out
             finite = np.where(np.isfinite(mean), mean, -np.inf)
             self.best_index_ = int(np.argmax(finite))
@@ -237,6 +229,25 @@ class AggregatorSelector(BaseAggregator):
                                 n_classes=self.n_classes)
             self.best_estimator_ = best.fit(X)
             return self
+
+    def _held_out_log_proba(self, votes, candidates, random_state, fit_time):
+        """One hold-out: the task of each held-out vote, and the log-probability each candidate
+        gives each held-out vote (array of shape ``(n_candidates, n_held_out)``), the candidates
+        fitted on the other votes; adds their fit times to ``fit_time``."""
+        per_task = votes.votes_per_task()
+        held = held_out_votes(votes, self.test_size, random_state)
+        if not held.any():  # a small crowd: hold out a vote of the first task with two
+            held[np.flatnonzero(np.repeat(per_task > 1, per_task))[0]] = True
+        context, held_out = _subset(votes, ~held), _subset(votes, held)
+        log_proba = np.empty((len(candidates), held_out.n_votes))
+        for c, candidate in enumerate(candidates):
+            start = time.perf_counter()
+            model = _with_params(candidate, n_classes=votes.n_classes)
+            model.fit(context.to_sparse())
+            fit_time[c] += time.perf_counter() - start
+            log_proba[c] = model._vote_log_likelihood(context, held_out.task, held_out.worker,
+                                                      held_out.label)
+        return held_out.task, log_proba
 
     def predict_proba(self, X):
         """Soft labels of the chosen aggregator (``best_estimator_.predict_proba``).

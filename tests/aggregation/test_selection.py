@@ -199,3 +199,28 @@ def test_held_out_vote_probabilities_sum_to_one_over_the_labels(name):
     labels = np.tile(np.arange(3), len(TINY))
     got = model._vote_log_likelihood(context, tasks, np.full(len(tasks), 3), labels)
     np.testing.assert_allclose(np.exp(got).reshape(-1, 3).sum(axis=1), 1.0, rtol=1e-10)
+
+
+def test_selector_split_hook_gives_each_held_out_vote_its_log_probability():
+    """The private hook ``_held_out_log_proba`` (one hold-out; ``benchmarks/selection_rules.py``
+    reads the per-vote scores through it): each candidate's row is ``held_out_score``'s terms,
+    and the selector's split scores are the rows' means."""
+    from skcrowd._holdout import _subset, held_out_score
+
+    votes, _ = skewed_sparse(0, n_tasks=120)
+    v = check_votes(votes)
+    candidates = [MajorityVote(random_state=0), DawidSkene(random_state=0)]  # no seed drawn
+    selector = AggregatorSelector(candidates, test_size=0.3)
+    fit_time = np.zeros(2)
+    task, log_proba = selector._held_out_log_proba(v, candidates, np.random.RandomState(0),
+                                                   fit_time)
+    held = held_out_votes(v, 0.3, np.random.RandomState(0))
+    np.testing.assert_array_equal(task, v.task[held])
+    assert log_proba.shape == (2, held.sum()) and np.all(log_proba < 0) and np.all(fit_time > 0)
+    context = _subset(v, ~held)
+    for row, candidate in zip(log_proba, candidates):
+        model = candidate.fit(context.to_sparse())
+        assert np.mean(row) == held_out_score(model, context, _subset(v, held))
+    fitted = AggregatorSelector(candidates, test_size=0.3, n_splits=1, random_state=0).fit(votes)
+    np.testing.assert_array_equal(fitted.cv_results_["split0_test_score"],
+                                  [np.mean(row) for row in log_proba])
