@@ -28,9 +28,12 @@ weights empties most subtypes, but EBCC ranks last either way (at least DawidSke
 For each crowd it prints the number of tasks, workers and classes, the selector's pick and the
 gold accuracy of what it returns, each rule's pick and accuracy, majority vote's
 (``MajorityVote(random_state=0)``, ties at random, as ``tests/aggregation/test_real_data.py``
-measures it) and the best single candidate's; then the mean over the crowds of each kind and the
-worst gap to majority vote. A candidate's accuracy is that of the seeded candidate the selector
-would refit (``cv_results_["estimator"]`` fitted on all the votes).
+measures it), the best single candidate's, the candidates kept at the first level, the best's
+per-vote lead over majority vote (and its standard error) and the candidate closest to the best
+(the best's lead over it in standard errors: a rule keeps it only at a ``z`` above that); then
+the mean over the crowds of each kind and the worst gap to majority vote. A candidate's accuracy
+is that of the seeded candidate the selector would refit (``cv_results_["estimator"]`` fitted on
+all the votes).
 
 Crowds: the shared crowds with gold (``../shared/data``; ``--no-cifar`` leaves out cifar10n,
 150,000 votes), the two correlated regimes of ``benchmarks/selection_correlated.py`` and the
@@ -39,7 +42,7 @@ four regimes of ``tests/aggregation/_regimes.py`` (``--seeds`` seeds each).
 Usage::
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/selection_rules.py \\
-        [--no-cifar] [--seeds 3] [--cache DIR] [--only NAME ...]
+        [--no-cifar] [--seeds 3] [--levels 0.9 0.95] [--cache DIR] [--only NAME ...]
 
 ``--cache DIR`` keeps each crowd's held-out log-probabilities and accuracies (``.npz``) and
 reuses them on a later run.
@@ -111,7 +114,7 @@ def paired_difference(task, log_proba, c, ref, n_tasks):
     return mean, float(np.sqrt(T / (T - 1) * np.sum(resid ** 2)) / n.sum())
 
 
-def rules(record):
+def rules(record, levels=LEVELS):
     """``{rule: picked index}`` and the bounds, from one crowd's record."""
     task, log_proba, scores = record["task"], record["log_proba"], record["scores"]
     names, params, n_tasks = list(record["names"]), record["params"], int(record["n_tasks"])
@@ -119,7 +122,7 @@ def rules(record):
     mv = names.index("MajorityVote")
     picks = {"best": best}
     info = {}
-    for level in LEVELS:
+    for level in levels:
         z = norm.ppf(level)
         upper = np.empty(len(names))
         for c in range(len(names)):
@@ -127,10 +130,16 @@ def rules(record):
             upper[c] = 0.0 if c == best else mean + z * se
         kept = np.flatnonzero(upper >= 0)
         order = np.lexsort((-scores[kept], params[kept]))  # fewest parameters, then best score
-        picks[f"occam{int(level * 100)}"] = int(kept[order[0]])
+        picks[f"occam{level * 100:g}"] = int(kept[order[0]])
         mean, se = paired_difference(task, log_proba, best, mv, n_tasks)
-        picks[f"vs_mv{int(level * 100)}"] = best if mean - z * se > 0 else mv
+        picks[f"vs_mv{level * 100:g}"] = best if mean - z * se > 0 else mv
         info[level] = (kept, mean, se)
+    lead = np.full(len(names), np.inf)  # the best's lead over each candidate, in standard errors
+    for c in range(len(names)):
+        if c != best:
+            mean, se = paired_difference(task, log_proba, c, best, n_tasks)
+            lead[c] = -mean / se
+    info["closest"] = (int(np.argmin(lead)), float(lead.min()))
     return picks, info
 
 
@@ -204,6 +213,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=3, help="seeds per simulated regime")
     parser.add_argument("--cache", type=Path, help="folder of per-crowd records (.npz)")
     parser.add_argument("--only", nargs="*", help="crowd names to run (e.g. groups:0)")
+    parser.add_argument("--levels", nargs="*", type=float, default=list(LEVELS),
+                        help="one-sided confidence levels of the bounds")
     args = parser.parse_args()
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
@@ -214,18 +225,19 @@ def main():
         crowds += list(simulated_crowds(args.seeds))
     if args.only:
         crowds = [c for c in crowds if c[1] in args.only]
-    rule_names = ["best"] + [f"{r}{int(lv * 100)}" for r in ("occam", "vs_mv") for lv in LEVELS]
+    rule_names = ["best"] + [f"{r}{lv * 100:g}" for r in ("occam", "vs_mv") for lv in args.levels]
     short = {"MajorityVote": "MV", "DawidSkene": "DS", "GLAD": "GLAD", "OneCoinDawidSkene": "1coin",
              "MACE": "MACE", "BayesianDawidSkene": "BDS", "EBCC": "EBCC"}
     print(f"{'crowd':40s} {'T':>6s} {'W':>5s} {'K':>3s}  {'MV':>5s} "
-          + " ".join(f"{r:>13s}" for r in rule_names) + "  best single; kept at 90 %; "
-          "best - MV per vote (se)")
+          + " ".join(f"{r:>13s}" for r in rule_names) + "  best single; kept at the first level; "
+          "best - MV per vote (se); "
+          "closest candidate: the best's lead over it in standard errors")
     table = {}
     for kind, name, load in crowds:
         record = record_crowd(name, *load(), args.cache)
-        picks, info = rules(record)
+        picks, info = rules(record, args.levels)
         names, accuracy = [short[n] for n in record["names"]], record["accuracy"]
-        kept, mean, se = info[0.90]
+        kept, mean, se = info[args.levels[0]]
         row = {r: accuracy[p] for r, p in picks.items()}
         row["MV"] = float(record["mv"])
         row.update({n: a for n, a in zip(record["names"], accuracy)})
@@ -235,7 +247,8 @@ def main():
               + " ".join(f"{names[picks[r]]:>7s} {accuracy[picks[r]]:.3f}" for r in rule_names)
               + f"  {names[int(np.argmax(accuracy))]} {accuracy.max():.3f}; "
               + ",".join(names[k] for k in kept)
-              + f"; {mean:+.4f} ({se:.4f})  [{float(record['seconds']):.0f} s]", flush=True)
+              + f"; {mean:+.4f} ({se:.4f}); {names[info['closest'][0]]} "
+              f"{info['closest'][1]:.1f} se  [{float(record['seconds']):.0f} s]", flush=True)
     for kind, rows in table.items():
         print(f"\n{kind} ({len(rows)} crowds): mean accuracy, and worst gap to MV (points)")
         models = [n for n in rows[0][1] if n not in rule_names and n != "MV"]
