@@ -262,7 +262,79 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
 
 def _distinct_pairs(key, value):
     """The distinct ``(key, value)`` pairs, in increasing order: ``(multiplicity, key, value)``
-    (a stable sort: the same arrays on every machine)."""
+    (a stable sort: the same arrays on every machine).
+
+    Integer keys with integer-valued values (hard counts, the usual case) are encoded into one
+    integer code ``(key - min) * span + value - min``, which orders the pairs as ``(key,
+    value)`` does and is equal exactly where both are: the pairs are then counted in bins of
+    the codes when their range is small (no sort at all), or sorted by one stable argsort of
+    the codes (the permutation of the two-key ``lexsort``). Either way the arrays are those of
+    the ``lexsort`` of :func:`_distinct_pairs_sorted`, the fallback for other values (at the
+    1e5 entries of a 1e6-vote fit with K=10: 7 ms to 0.3 ms).
+    """
+    codes = _pair_codes(key, value)
+    if codes is None:
+        return _distinct_pairs_sorted(key, value)
+    codes, span, n_codes, key_min, value_min = codes
+    if n_codes <= 4 * len(codes) + _BINS_ALWAYS:
+        weight = np.bincount(codes, minlength=n_codes)
+        present = np.flatnonzero(weight)
+        # the values are integers below 2**53 without a negative zero: rebuilt exactly
+        return (weight[present].astype(np.float64),
+                (present // span + key_min).astype(key.dtype, copy=False),
+                (present % span + value_min).astype(value.dtype, copy=False))
+    order = np.argsort(codes, kind="stable")
+    codes = codes[order]
+    first = np.ones(len(codes), dtype=bool)
+    first[1:] = codes[1:] != codes[:-1]
+    starts = np.flatnonzero(first)
+    weight = np.diff(np.append(starts, len(codes))).astype(np.float64)
+    return weight, key[order[starts]], value[order[starts]]
+
+
+# _distinct_pairs counts the codes in bins while there are at most 4 per entry plus this many
+_BINS_ALWAYS = 1 << 16
+_CODE_LIMIT = 1 << 62  # the codes stay below this (int64 without overflow)
+_EXACT_LIMIT = float(1 << 53)  # floats below this that are integers convert exactly
+
+
+def _pair_codes(key, value):
+    """``(codes, span, n_codes, key_min, value_min)`` of :func:`_distinct_pairs`'s encoding of
+    the pairs into one int64 code each, or None where it does not apply exactly (no entries,
+    keys not integers, values not integers below 2**53, a negative zero, codes that would
+    overflow)."""
+    key, value = np.asarray(key), np.asarray(value)
+    if (len(key) == 0 or key.ndim != 1 or value.shape != key.shape
+            or key.dtype.kind not in "iu" or value.dtype.kind not in "iuf"):
+        return None
+    key_min, key_max = int(key.min()), int(key.max())
+    value_min, value_max = value.min(), value.max()
+    if value.dtype.kind == "f":
+        # NaN fails both tests; a -0.0 is the pair of 0.0 and might be the one returned
+        if not (-_EXACT_LIMIT < value_min and value_max < _EXACT_LIMIT):
+            return None
+        if value_min <= 0 <= value_max and np.any(np.signbit(value) & (value == 0)):
+            return None
+        integral = value.astype(np.int64)
+        if not np.array_equal(integral, value):
+            return None
+    else:
+        integral = value.astype(np.int64, copy=False) if value.dtype.kind == "i" else value
+    value_min, value_max = int(value_min), int(value_max)
+    span = value_max - value_min + 1
+    n_codes = (key_max - key_min + 1) * span
+    if n_codes >= _CODE_LIMIT or key_max >= _CODE_LIMIT or value_max >= _CODE_LIMIT:
+        return None
+    codes = key.astype(np.int64)
+    codes -= key_min
+    codes *= span
+    codes += integral.astype(np.int64, copy=False)
+    codes -= value_min
+    return codes, span, n_codes, key_min, value_min
+
+
+def _distinct_pairs_sorted(key, value):
+    """:func:`_distinct_pairs` by a two-key stable sort, for any keys and values."""
     order = np.lexsort((value, key))
     key, value = key[order], value[order]
     first = np.ones(len(key), dtype=bool)

@@ -1,8 +1,12 @@
-"""The shortcut of the numba Dawid-Skene pass's leave-one-out counts.
+"""Fast paths of Dawid-Skene's fit that must give the results of the slow ones exactly.
 
-A vote whose task's best class wins by more than the bound on every other class's
-leave-one-out gap goes to that class without the class-by-class comparison; the other votes
-(close tasks, exact ties) take the comparison. Both must give the counts of the definition.
+The shortcut of the numba Dawid-Skene pass's leave-one-out counts: a vote whose task's best
+class wins by more than the bound on every other class's leave-one-out gap goes to that class
+without the class-by-class comparison; the other votes (close tasks, exact ties) take the
+comparison. Both must give the counts of the definition.
+
+The distinct (cell, count) pairs of the "auto" prior's strength search: encoded into one
+integer code where the counts are integers, they must be the arrays of the two-key lexsort.
 """
 
 import numpy as np
@@ -13,7 +17,7 @@ from skcrowd.aggregation import kernels
 from skcrowd.aggregation.kernels import BlockLayout, ds_block_statistics, ds_e_step, safe_log
 from skcrowd.aggregation.kernels import _common
 
-pytestmark = pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
+needs_numba = pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
 
 
 def _crowd(rng, K=3, n_tasks=400, n_workers=8):
@@ -52,6 +56,7 @@ def _reference(layout, log_conf_t, resp, rows, n_rows, tie=1e-9):
     return out
 
 
+@needs_numba
 @pytest.mark.parametrize("chunks", ["one chunk", "chunks"])
 def test_leave_one_out_counts_shortcut_and_ties(chunks, monkeypatch):
     rng = np.random.default_rng(0)
@@ -72,3 +77,50 @@ def test_leave_one_out_counts_shortcut_and_ties(chunks, monkeypatch):
         # every counted vote is counted once, and the tied votes were split
         assert got.sum() == pytest.approx(np.isin(layout.worker, workers[rows >= 0]).sum())
         assert np.any((got % 1.0) != 0.0)
+
+
+def _pairs_cases():
+    """Keys and values of ``_distinct_pairs``: hand-made ties, the counts of a crowd, values
+    that are not integers, large keys and values, zeros of both signs."""
+    rng = np.random.default_rng(0)
+    counts_key = rng.integers(100, size=5000)
+    yield "ties", np.array([3, 1, 3, 1, 3, 0, 1]), np.array([2.0, 5.0, 2.0, 5.0, 1.0, 7.0, 4.0])
+    yield "hard counts", counts_key, rng.integers(1, 120, size=5000).astype(np.float64)
+    yield "one pair", np.array([4]), np.array([1.0])
+    yield "empty", np.array([], dtype=np.int64), np.array([], dtype=np.float64)
+    yield "fractions", counts_key, rng.integers(1, 9, size=5000) / 2.0
+    yield "a fraction", np.array([0, 0, 1, 0]), np.array([1.0, 1.0 + 2.0**-40, 1.0, 1.0])
+    yield "NaN and inf", np.array([0, 0, 1, 1, 0]), np.array([1.0, np.nan, np.inf, 2.0, 1.0])
+    yield "above 2**53", np.array([0, 1, 0]), np.array([2.0**60, 1.0, 2.0**60])
+    yield "negative values", counts_key, rng.integers(-5, 5, size=5000).astype(np.float64)
+    # -0.0 and 0.0 are one pair: the first of them in the stable order is returned
+    yield "signed zeros", np.array([1, 1, 0, 1, 0]), np.array([-0.0, 0.0, 0.0, 2.0, -0.0])
+    yield "negative zero, negatives", np.array([1, 1, 1]), np.array([-1.0, -0.0, 0.0])
+    # a range of codes too wide for bins: the stable argsort of the codes
+    yield "wide keys", rng.integers(0, 2**40, size=3000) // 7 * 7, rng.integers(
+        1, 4, size=3000).astype(np.float64)
+    yield "wide values", rng.integers(3, size=3000), rng.integers(0, 2**50, size=3000) // 5 * 5.0
+    yield "negative keys", rng.integers(-2**40, 2**40, size=3000) // 3, np.ones(3000)
+    # codes that would overflow int64: the lexsort
+    yield "huge keys", np.array([2**62, 0, 2**62, 5]), np.array([3.0, 3.0, 3.0, 1.0])
+    yield "huge span", np.array([0, 2**20, 0]), np.array([0.0, 2.0**52, 2.0**52])
+    yield "uint64 keys", np.array([2**63 + 5, 1, 2**63 + 5], dtype=np.uint64), np.ones(3)
+    yield "uint32 keys", np.array([7, 1, 7, 1], dtype=np.uint32), np.array([1.0, 2.0, 1.0, 2.0])
+    yield "int32 keys", np.array([7, -1, 7, -1], dtype=np.int32), np.array([1.0, 2.0, 1.0, 2.0])
+    yield "integer values", counts_key, rng.integers(-3, 300, size=5000)
+    yield "float32 values", counts_key, rng.integers(0, 30, size=5000).astype(np.float32)
+
+
+@pytest.mark.parametrize("name, key, value", list(_pairs_cases()),
+                         ids=[case[0] for case in _pairs_cases()])
+def test_distinct_pairs_codes_equal_lexsort(name, key, value):
+    from skcrowd.aggregation._priors import _distinct_pairs, _distinct_pairs_sorted
+
+    got, expected = _distinct_pairs(key, value), _distinct_pairs_sorted(key, value)
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        assert g.tobytes() == e.tobytes()  # bitwise: the sign of a zero included
+    if name in ("hard counts", "ties", "wide keys", "wide values", "negative keys"):
+        from skcrowd.aggregation._priors import _pair_codes
+
+        assert _pair_codes(key, value) is not None  # the encoded path ran
