@@ -202,13 +202,16 @@ def dirichlet_strength(counts, shape, *, init=None, bounds=STRENGTH_BOUNDS, max_
     # few small integers) share their digamma and trigamma terms: each distinct pair is
     # evaluated once, weighted by its multiplicity (at 1e6 votes of 1000 workers, 5 to 10
     # times fewer evaluations per Newton step).
-    nonzero = counts > 0
-    _, row, col = np.nonzero(nonzero)
-    cell = row * shape.shape[1] + col
+    # the nonzero entries in C order, as np.nonzero lists them, from one contiguous copy (the
+    # counts arrive transposed: the 3-D nonzero of the strided view took 0.7 of 2.5 ms per
+    # search at 1e6 votes, K=10)
+    flat = counts.reshape(-1)
+    entries = np.flatnonzero(flat > 0)
+    cell = entries % shape.size  # row * n_values + column
     cells = np.bincount(cell, minlength=shape.size)
     cell_m = shape.ravel()[cells > 0]
     cells = cells[cells > 0]
-    n_weight, n_cell, n = _distinct_pairs(cell, counts[nonzero])
+    n_weight, n_cell, n = _distinct_pairs(cell, flat[entries])
     m = shape.ravel()[n_cell]
     nonempty = totals > 0
     M_rows = shape.sum(axis=-1)
