@@ -442,6 +442,8 @@ def _spawn(python, argv, timeout, env=None):
                              env={**os.environ, "TQDM_DISABLE": "1", **(env or {})})
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout} s"}
+    except OSError as exc:  # no such interpreter (the competitors' environment is not there)
+        return {"error": f"cannot run {python}: {exc.strerror}"}
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:80]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -504,6 +506,9 @@ def fresh_fit(args):
         warm = {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cache-", dir=tmp)}
         _spawn(sys.executable, ["--fresh-child", *common], args.timeout, warm)  # fills the cache
         plain, split, crowdkit, cold = [], [], [], []
+        competitor = Path(args.competitor_python).exists()
+        if not competitor:
+            print(f"crowd-kit not run: no {args.competitor_python} (--competitor-python).")
         for _ in range(args.repeats):
             # cold: a first call after install, numba's cache empty (a new folder each time)
             cold.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout,
@@ -511,8 +516,9 @@ def fresh_fit(args):
             plain.append(_spawn(sys.executable, ["--fresh-child", *common], args.timeout, warm))
             split.append(_spawn(sys.executable, ["--fresh-child", "--numba-init-first",
                                                  *common], args.timeout, warm))
-            crowdkit.append(_spawn(args.competitor_python, ["--fresh-crowdkit-child", *common],
-                                   args.timeout))
+            if competitor:
+                crowdkit.append(_spawn(args.competitor_python,
+                                       ["--fresh-crowdkit-child", *common], args.timeout))
     for runs in (cold, plain, split, crowdkit):
         for r in runs:
             if "error" in r:
