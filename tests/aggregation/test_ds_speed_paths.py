@@ -124,3 +124,43 @@ def test_distinct_pairs_codes_equal_lexsort(name, key, value):
         from skcrowd.aggregation._priors import _pair_codes
 
         assert _pair_codes(key, value) is not None  # the encoded path ran
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_auto_prior_fit_same_with_coded_pairs(engine, monkeypatch):
+    # the whole "auto" fit (its strength searches on coded pairs) is bit for bit the one of the
+    # lexsort path
+    if engine == "numba" and kernels.numba is None:
+        pytest.skip("numba is not installed")
+    from skcrowd.aggregation import DawidSkene
+    from skcrowd.aggregation import _priors
+
+    rng = np.random.default_rng(3)
+    n_tasks, n_workers, K = 600, 40, 4
+    truth = rng.integers(K, size=n_tasks)
+    skill = rng.uniform(0.3, 0.9, size=n_workers)
+    votes = np.full((n_tasks, n_workers), -1)
+    for i in range(n_tasks):
+        workers = rng.choice(n_workers, 5, replace=False)
+        right = rng.random(5) < skill[workers]
+        votes[i, workers] = np.where(right, truth[i], rng.integers(K, size=5))
+    monkeypatch.setattr(kernels, "ENGINE", engine)
+    fits, pair_codes, used = [], _priors._pair_codes, []
+
+    def counted(key, value):
+        codes = pair_codes(key, value)
+        used.append(codes is not None)
+        return codes
+
+    for coded in (True, False):
+        monkeypatch.setattr(_priors, "_pair_codes",
+                            counted if coded else (lambda key, value: None))
+        model = DawidSkene(max_iter=20, tol=0).fit(votes)
+        fits.append((model.predict_proba(votes), np.array(model.lower_bounds_),
+                     model.smoothing_))
+    assert any(used)  # the coded path ran
+    (proba, bounds, strength), (proba_ref, bounds_ref, strength_ref) = fits
+    assert proba.tobytes() == proba_ref.tobytes()
+    assert bounds.tobytes() == bounds_ref.tobytes()
+    assert strength == strength_ref and strength not in _priors.STRENGTH_BOUNDS
