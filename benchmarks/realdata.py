@@ -7,15 +7,16 @@ time of the fit, then the means over the crowds: mean accuracy, mean gap to majo
 worst (lowest) gap to it, per method.
 
 Methods
-    Every name of ``skcrowd.aggregation.__all__``, discovered at run time (models added later
-    appear without editing this script), built with its defaults except ``random_state=0`` where
-    the estimator has one (reproducible tables); and, when crowd-kit is installed in the
-    interpreter given by ``--competitor-python`` (a virtual environment holding crowd-kit;
-    skipped with a note when it is absent), crowd-kit's classification aggregator of the same
-    class name (crowd-kit 1.4.2: MajorityVote, DawidSkene, OneCoinDawidSkene, GLAD, KOS, MACE,
-    MMSR, Wawa, ZeroBasedSkill), with its defaults, in a child process (where crowd-kit's
-    ``check_is_fitted`` calls, which fail under scikit-learn >= 1.6, are replaced by a plain
-    attribute check). ``--methods NAME ...``
+    Every classification aggregator of ``skcrowd.aggregation.__all__`` (not the rating
+    regressors, nor ``OrdinalDawidSkene``, whose classes are ordered grades), discovered at run
+    time (models added later appear without editing this script), built with its defaults
+    except ``random_state=0`` where the estimator has one (reproducible tables); and, when
+    crowd-kit is installed in the interpreter given by ``--competitor-python`` (a virtual
+    environment holding crowd-kit; skipped with a note when it is absent), crowd-kit's
+    classification aggregator of the same class name (crowd-kit 1.4.2: MajorityVote,
+    DawidSkene, OneCoinDawidSkene, GLAD, KOS, MACE, MMSR, Wawa, ZeroBasedSkill), with its
+    defaults, in a child process (where crowd-kit's ``check_is_fitted`` calls, which fail under
+    scikit-learn >= 1.6, are replaced by a plain attribute check). ``--methods NAME ...``
     keeps only those class names (both libraries; skcrowd's MajorityVote, the reference, always
     runs). ``AggregatorSelector`` is printed with the model it picked. With ``--ebcc-reference
     PATH`` (a copy of wrench's ``wrench/labelmodel/ebcc.py``), the authors' EBCC procedure runs
@@ -203,14 +204,22 @@ def skcrowd_estimators(names=None):
     sys.path.insert(0, str(REPO))
     import skcrowd.aggregation as aggregation
 
+    from sklearn.base import is_regressor
+
     out = {}
     for name in aggregation.__all__:
         cls = getattr(aggregation, name)
         if not isinstance(cls, type) or names is not None and name not in names:
             continue  # check_ratings is a function
         params = {"random_state": 0} if "random_state" in inspect.signature(cls).parameters else {}
-        out[name] = cls(**params)
+        estimator = cls(**params)
+        if not is_regressor(estimator) and name not in ORDINAL:  # the crowds' labels are classes
+            out[name] = estimator
     return out
+
+
+#: Aggregators of ordered grades: these crowds' labels are unordered classes.
+ORDINAL = {"OrdinalDawidSkene"}
 
 
 def _votes_matrix(crowd):
