@@ -17,6 +17,9 @@ weight decay, the crowd layer's constants before they were chosen per fit):
   confusion matrix, the vote probabilities a mixture over the tags);
 - ``MV + tagger``: the tagger alone (no crowd layer) on each token's majority-vote tag (ties broken
   at random, seeded; tokens of sentences nobody tagged have no label);
+- ``DS + tagger``: the same on each token's :class:`~skcrowd.aggregation.DawidSkene` tag (every
+  tagged token one task, its defaults), the two-stage baseline of issue 24's section 2
+  (``--two-stage-only``: only these two taggers);
 - ``gold + tagger``: the tagger alone on the gold tags of the training sentences (upper bound);
 - with ``--identity``, ``CrowdLayer MW, identity start``: ``crowd_layer_scale=1``, the paper's
   identity initialization of the crowd layer instead of the default ``"auto"`` scale (7.9 on
@@ -71,6 +74,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a checkout without installing
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+from skcrowd.aggregation import DawidSkene, MajorityVote  # noqa: E402
 from skcrowd.neural import NoNoise, SequenceCrowdLayerClassifier  # noqa: E402
 
 #: Rodrigues & Pereira (2018), table 3: test precision, recall, F1 (GloVe + CNN + GRU, 30 runs)
@@ -197,23 +201,23 @@ def entity_scores(pred, gold, class_names):
     return precision, recall, 2 * precision * recall / max(precision + recall, 1e-12)
 
 
-def majority_vote_tags(votes, seed):
-    """Each token's majority-vote tag (-1 where nobody tagged it), ties broken at random."""
-    from skcrowd import MajorityVote
-
+def aggregated_tags(votes, aggregator):
+    """Each token's tag by ``aggregator`` fitted on the tagged tokens' votes, every token one
+    task (-1 where nobody tagged it)."""
     flat = votes.reshape(-1, votes.shape[-1]).astype(np.int64)
     tagged = (flat >= 0).any(axis=1)
     tags = np.full(len(flat), -1)
-    tags[tagged] = MajorityVote(random_state=seed).fit_predict(flat[tagged])
+    tags[tagged] = aggregator.fit_predict(flat[tagged])
     return tags.reshape(votes.shape[:-1])
 
 
-def run(data, seed, training, pretrained, identity):
+def run(data, seed, training, pretrained, identity, two_stage_only=False):
     """{method: (precision, recall, F1, seconds)} of every method for one seed.
 
     With ``pretrained``, the crowd layers are also fitted from the backbone of ``MV + tagger``
     (each of their initializations, the refit's too, starts from its weights); with
-    ``identity``, MW also from the paper's identity map (``crowd_layer_scale=1``).
+    ``identity``, MW also from the paper's identity map (``crowd_layer_scale=1``); with
+    ``two_stage_only``, only the MV- and DS-trained taggers.
     """
     settings = dict(module=Tagger, module__n_words=data["n_words"],
                     module__n_suffixes=data["n_suffixes"],
@@ -234,7 +238,11 @@ def run(data, seed, training, pretrained, identity):
               flush=True)
         return net
 
-    mv = fit("MV + tagger", PlainTagger(**settings), majority_vote_tags(data["votes"], seed))
+    mv = fit("MV + tagger", PlainTagger(**settings),
+             aggregated_tags(data["votes"], MajorityVote(random_state=seed)))
+    fit("DS + tagger", PlainTagger(**settings), aggregated_tags(data["votes"], DawidSkene()))
+    if two_stage_only:
+        return out
     fit("gold + tagger", PlainTagger(**settings), data["target"])
     for layer in LAYERS:
         fit(f"CrowdLayer {layer}", SequenceCrowdLayerClassifier(crowd_layer=layer, **settings),
@@ -277,6 +285,8 @@ def main(argv=None):
                         help="also fit MW from the paper's identity map (crowd_layer_scale=1)")
     parser.add_argument("--pretrained", action="store_true",
                         help="also fit MW, VW and VW+B from the MV-trained tagger's backbone")
+    parser.add_argument("--two-stage-only", action="store_true",
+                        help="only the taggers trained on the MV and DS tags")
     parser.add_argument("--data-home", type=Path, default=None,
                         help="skcrowd data home (default: the shared data folder if it holds "
                              "the pinned files, else SKCROWD_DATA or ~/skcrowd_data)")
@@ -296,7 +306,7 @@ def main(argv=None):
     training = dict(max_epochs=args.max_epochs, patience=args.patience)
     if args.settings == "fixed":
         training.update(lr=1e-2, weight_decay=0.0)
-    results = [run(data, seed, training, args.pretrained, args.identity)
+    results = [run(data, seed, training, args.pretrained, args.identity, args.two_stage_only)
                for seed in range(args.seeds)]
     print()
     print(f"Entity-level scores on the {len(data['X_test'])} test sentences, mean (F1 ± sd) over "
