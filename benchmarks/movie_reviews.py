@@ -9,6 +9,10 @@ of the training reviews held out, then refit on all): :class:`CrowdLayerRegresso
 - ``CrowdLayer S``, ``B``, ``S+B``: ``CrowdLayerRegressor(crowd_layer=...)`` on the answers
   (annotator scale ``s_r mu``, bias ``mu + b_r``, or both);
 - ``mean + net``: the backbone alone on each review's mean answer;
+- ``BiasPrecisionEM + net``: the backbone alone on each review's
+  :class:`~skcrowd.aggregation.BiasPrecisionEM` rating (workers with a bias and a precision, its
+  defaults), the two-stage baseline of issue 24's section 2 (as the DS-trained net is for
+  classes);
 - ``Raykar EM + net`` (benchmark-local, **not in skcrowd**: skcrowd has no deep EM for
   regression): Raykar et al. (2010)'s EM for Gaussian annotators with the net as the regressor, as
   the paper adapts it: starting from the ``mean + net`` fit, each worker's precision is the inverse
@@ -53,6 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a checkout without installing
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+from skcrowd.aggregation import BiasPrecisionEM  # noqa: E402
 from skcrowd.neural import CrowdLayerRegressor  # noqa: E402
 
 #: Rodrigues & Pereira (2018), table 2, on a 1-10 scale: (MAE, R^2)
@@ -140,6 +145,10 @@ def run(data, seed, em_rounds):
     mean_net = plain_regressor(seed).fit(data["X"], np.nanmean(data["answers"], axis=1)[:, None])
     out["mean + net"] = score(mean_net, time.perf_counter() - start)
     start = time.perf_counter()
+    target = BiasPrecisionEM().fit_predict(data["answers"])
+    net = plain_regressor(seed).fit(data["X"], target[:, None])
+    out["BiasPrecisionEM + net"] = score(net, time.perf_counter() - start)
+    start = time.perf_counter()
     net = raykar_em(data, seed, mean_net, em_rounds)
     out["Raykar EM + net"] = score(net, time.perf_counter() - start + out["mean + net"][-1])
     start = time.perf_counter()
@@ -152,13 +161,14 @@ def table(results):
     """Markdown-ish table: mean +- sd over seeds beside the paper's numbers."""
     lines = ["| method | MAE (1-10 scale) | R^2 (%) | offset | correlation | paper MAE "
              "| paper R^2 (%) | s per fit |", "|---|---|---|---|---|---|---|---|"]
-    for method, (paper_mae, paper_r2) in PAPER.items():
+    for method in results[0]:
         runs = np.array([r[method] for r in results])
         mae, r2, offset, correlation, seconds = runs.mean(axis=0)
         sd = runs.std(axis=0)
+        paper = (f"{PAPER[method][0]:.3f} | {100 * PAPER[method][1]:.1f}" if method in PAPER
+                 else "- | -")
         lines.append(f"| {method} | {mae:.3f} ± {sd[0]:.3f} | {100 * r2:.1f} ± {100 * sd[1]:.1f} "
-                     f"| {offset:+.2f} | {correlation:.3f} | {paper_mae:.3f} "
-                     f"| {100 * paper_r2:.1f} | {seconds:.0f} |")
+                     f"| {offset:+.2f} | {correlation:.3f} | {paper} | {seconds:.0f} |")
     return "\n".join(lines)
 
 
