@@ -24,6 +24,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import brentq
 from scipy.special import digamma, gammaln
 from scipy.stats import chi2
@@ -33,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import _as_it_was_on_error
-from ..votes import _fmt, _long_format_roles
+from ..votes import _check_no_duplicate_entry, _fmt, _long_format_roles
 
 __all__ = ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
 
@@ -49,8 +50,10 @@ def check_ratings(X, *, missing_value=np.nan, rating_range=None, feature_names=N
 
     Parameters
     ----------
-    X : array-like of shape (n_tasks, n_workers)
-        Ratings: numbers (or strings of numbers), NaN or ``missing_value`` for no rating.
+    X : array-like or sparse matrix of shape (n_tasks, n_workers)
+        Ratings: numbers (or strings of numbers), NaN or ``missing_value`` for no rating. In a
+        scipy.sparse matrix the *stored* entries are the ratings (an explicitly stored 0 is a
+        rating of 0) and the implicit entries are missing, as in a sparse votes matrix.
     missing_value : float or None, default=np.nan
         Marker of a missing rating besides NaN (NaN and None always mean missing).
     rating_range : tuple (low, high) or None, default=None
@@ -70,7 +73,8 @@ def check_ratings(X, *, missing_value=np.nan, rating_range=None, feature_names=N
         If an entry is neither a number nor a string (the message names the row and worker).
     ValueError
         If ``X`` is not 2-D, holds a string that is not a number, an infinite value, or a rating
-        outside ``rating_range``: the message names the argument, the row and the worker.
+        outside ``rating_range``, or is a sparse matrix that stores an entry twice: the message
+        names the argument, the row and the worker.
 
     Examples
     --------
@@ -84,8 +88,18 @@ def check_ratings(X, *, missing_value=np.nan, rating_range=None, feature_names=N
     ... except ValueError as exc:
     ...     print(exc)
     X row 0, worker 1 (column 1): rating 7.0 is outside rating_range (0, 1).
+    >>> import scipy.sparse as sp
+    >>> check_ratings(sp.csr_array(([0.0, 0.75], ([0, 1], [1, 0])), shape=(2, 2)))
+    array([[ nan, 0.  ],
+           [0.75,  nan]])
     """
-    array = np.asarray(X)
+    if sp.issparse(X):  # the stored entries are the ratings; toarray() would make the rest 0
+        coo = sp.coo_array(X)
+        _check_no_duplicate_entry(coo.row, coo.col, coo.shape, name, "ratings")
+        array = np.full(coo.shape, np.nan)
+        array[coo.row, coo.col] = coo.data
+    else:
+        array = np.asarray(X)
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-D ratings matrix (tasks x workers), got an array "
                          f"of shape {array.shape}.")
@@ -157,6 +171,7 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True  # stored entries are the ratings
         tags.target_tags.required = False
         tags.regressor_tags.poor_score = True  # the checks' y is not the truth of their X
         return tags
@@ -164,7 +179,7 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
     def _ratings(self, X, *, reset):
         _check_not_long_ratings(X, "X")
         checked = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False,
-                                accept_sparse=False)
+                                accept_sparse=True)  # keeps coo duplicates for check_ratings
         if self.rating_range is not None:
             if len(self.rating_range) != 2 or not self.rating_range[0] <= self.rating_range[1]:
                 raise ValueError("rating_range must be a pair (low, high) with low <= high, got "
@@ -185,8 +200,9 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_tasks, n_workers)
-            Ratings, NaN or ``missing_value`` where a worker did not rate a task.
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Ratings, NaN or ``missing_value`` where a worker did not rate a task (in a sparse
+            matrix, the implicit entries).
         y : None
             Ignored: the gold ratings are not used (they are for ``score``).
 
@@ -202,7 +218,7 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_tasks, n_workers)
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
             Ratings.
         y : None
             Ignored.
@@ -218,7 +234,7 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_tasks, n_workers)
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
             Ratings of the fitted workers (columns); tasks may be new. A task without a
             rating gets ``default_rating_``.
 
@@ -636,7 +652,7 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Parameters
         ----------
-        X : array-like of shape (n_tasks, n_workers)
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
             Ratings of the fitted workers; tasks may be new (a task without ratings gets
             ``prior_mean_``).
         return_std : bool, default=False
@@ -656,7 +672,7 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Parameters
         ----------
-        X : array-like of shape (n_tasks, n_workers)
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
             Ratings of the fitted workers.
 
         Returns

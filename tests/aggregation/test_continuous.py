@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
@@ -57,6 +58,28 @@ def test_missing_value_marker_and_dataframe():
     model = MeanRating(missing_value=-1).fit(X)
     np.testing.assert_allclose(model.predict(X), [2.0, 5.0])
     assert model.feature_names_in_.tolist() == ["ann", "bob"]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_sparse_ratings_are_the_stored_entries(cls):
+    """A scipy.sparse ratings matrix fits and predicts as the dense matrix with NaN where no
+    entry is stored: an explicitly stored 0 is a rating of 0, a stored NaN no rating."""
+    rng = np.random.default_rng(0)
+    dense = np.where(rng.random((40, 6)) < 0.5, rng.normal(5.0, 1.0, (40, 6)), np.nan)
+    dense[0, 0], dense[1, 2] = 0.0, np.nan
+    rows, cols = np.nonzero(~np.isnan(dense))
+    values = np.append(dense[rows, cols], np.nan)  # and a stored NaN at (1, 2)
+    stored = sp.coo_array((values, (np.append(rows, 1), np.append(cols, 2))), shape=dense.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        expected = cls().fit(dense).predict(dense)
+        for X in (stored, stored.tocsr(), sp.csc_matrix(stored)):
+            np.testing.assert_array_equal(cls().fit(X).predict(X), expected)
+    assert MeanRating().fit(stored).predict(stored)[0] == np.nanmean(dense[0])  # the 0 counts
+    duplicate = sp.coo_array(([1.0, 2.0], ([0, 0], [1, 1])), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"stores two ratings at row \(task\) 0, column "
+                                         r"\(worker\) 1"):
+        cls().fit(duplicate)
 
 
 def test_bias_precision_em_by_hand():
