@@ -288,10 +288,7 @@ def _distinct_pairs(key, value):
                 (present % span + value_min).astype(value.dtype, copy=False))
     order = np.argsort(codes, kind="stable")
     codes = codes[order]
-    first = np.ones(len(codes), dtype=bool)
-    first[1:] = codes[1:] != codes[:-1]
-    starts = np.flatnonzero(first)
-    weight = np.diff(np.append(starts, len(codes))).astype(np.float64)
+    starts, weight = _runs(len(codes), codes[1:] != codes[:-1])
     return weight, key[order[starts]], value[order[starts]]
 
 
@@ -322,7 +319,7 @@ def _pair_codes(key, value):
         if not np.array_equal(integral, value):
             return None
     else:
-        integral = value.astype(np.int64, copy=False) if value.dtype.kind == "i" else value
+        integral = value
     value_min, value_max = int(value_min), int(value_max)
     span = value_max - value_min + 1
     n_codes = (key_max - key_min + 1) * span
@@ -340,11 +337,17 @@ def _distinct_pairs_sorted(key, value):
     """:func:`_distinct_pairs` by a two-key stable sort, for any keys and values."""
     order = np.lexsort((value, key))
     key, value = key[order], value[order]
-    first = np.ones(len(key), dtype=bool)
-    first[1:] = (key[1:] != key[:-1]) | (value[1:] != value[:-1])
-    starts = np.flatnonzero(first)
-    weight = np.diff(np.append(starts, len(key))).astype(np.float64)
+    starts, weight = _runs(len(key), (key[1:] != key[:-1]) | (value[1:] != value[:-1]))
     return weight, key[starts], value[starts]
+
+
+def _runs(n, differs):
+    """Starts and lengths (as floats) of the runs of equal entries of a sorted array of ``n``
+    entries, ``differs[i]`` telling whether entry ``i + 1`` differs from entry ``i``."""
+    first = np.ones(n, dtype=bool)
+    first[1:] = differs
+    starts = np.flatnonzero(first)
+    return starts, np.diff(np.append(starts, n)).astype(np.float64)
 
 
 # -- a Beta or symmetric Dirichlet prior shared by the workers -------------------------------
