@@ -10,8 +10,8 @@ crowd's pinned source files are fetched into ``data_home/sources/`` (see
 ``skcrowd.datasets._download``: sha256-verified, from
 ``SKCROWD_DATASETS_URL``), converted (``skcrowd.datasets._converters``) and
 written there, ``votes.csv`` last (``skcrowd.datasets._folder``);
-:func:`dataset_folder` returns that folder. The regression and sequence-labelling
-crowds (``kind`` in :func:`list_crowd_datasets`) have no such folder: their
+:func:`dataset_folder` returns that folder. The regression, sequence-labelling, ordinal,
+pairwise and text crowds (``kind`` in :func:`list_crowd_datasets`) have no such folder: their
 verified source files are converted in memory at each call.
 """
 
@@ -265,6 +265,17 @@ def fetch_crowd_dataset(name, *, data_home=None, download_if_missing=True, spars
         ``target`` (the expert's grades), ``target_mask``, ``data`` (None), ``task_ids``,
         ``worker_ids``, ``stats``, ``DESCR``.
 
+        ``readinglevel_chen2013`` (pairwise): ``comparisons`` (a pandas DataFrame, columns
+        ``worker, left, right, label``: the pair in id order, ``label`` the passage judged
+        harder to read), ``target`` (grade levels 1-12, a Series indexed by passage id),
+        ``data`` (None), ``item_ids``, ``worker_ids``, ``stats``, ``DESCR``.
+
+        ``crowdspeech_dev-clean``, ``crowdspeech_dev-other``, ``crowdspeech_test-clean``,
+        ``crowdspeech_test-other`` (texts): ``votes`` (a pandas DataFrame of transcriptions,
+        recordings x workers, None where a worker did not transcribe a recording), ``target``
+        (the reference transcripts, lowercase without punctuation), ``data`` (None),
+        ``task_ids``, ``worker_ids``, ``audio`` (the recordings' URLs), ``stats``, ``DESCR``.
+
         ``conll2003_ner_mturk`` (sequence labelling; the release's ``val``
         documents as the training split, ``test`` as the test split; every
         sentence padded to 60 tokens): ``data`` and ``data_test`` (tokens,
@@ -343,7 +354,8 @@ def list_crowd_datasets():
     -------
     pandas.DataFrame
         One row per crowd: ``name``; ``kind`` (``"classification"``: one
-        class vote per task and worker; ``"regression"``; ``"sequence"``);
+        class vote per task and worker; ``"regression"``; ``"sequence"``;
+        ``"ordinal"``; ``"pairwise"``: comparisons of two items; ``"text"``: transcriptions);
         ``convertible`` (False: pinned, but
         :func:`fetch_crowd_dataset` cannot convert it yet); ``tasks``,
         ``workers``, ``classes``, ``votes``, ``gold`` (tasks with a gold

@@ -40,8 +40,9 @@ from ._converters import (
     convert_zheng,
 )
 from ._download import RemoteFile
-from ._structured import (SNOW2008_AFFECTS, convert_conll2003_ner, convert_metaphor_novelty,
-                          convert_movie_reviews, convert_snow2008_affect)
+from ._structured import (CROWDSPEECH_SPLITS, SNOW2008_AFFECTS, convert_conll2003_ner,
+                          convert_crowdspeech, convert_metaphor_novelty, convert_movie_reviews,
+                          convert_reading_level, convert_snow2008_affect)
 
 __all__ = ["CrowdDataset", "Counts", "COUNTS", "DATASETS"]
 
@@ -60,6 +61,8 @@ _COMMITS = {
     "fmpr/MA-sLDAr": "c1bb161a5cd89a260f47b9899950e6cd59379ba4",
     "thanhan/seqcrowd-acl17": "2a8a86f9ab4121d16b5abe5437bc764d306b87ae",
     "natalieparde/label-aggregation": "148871ce97df2ae19d66f32e848373459037a5e0",
+    "tao-j/hra": "995a2439ffebc77fceb969972b8e475a1fc32c8b",
+    "pilot7747/VoxDIY": "1fca2fb4a0a9d1b6db4e738d77df4a6216f85f19",
 }
 _SOURCES = {
     "labelme": (
@@ -287,6 +290,28 @@ _SOURCES = {
              "dc58d409a495c3f3e8e5b8856bf6aacce234c0c103ac53ebc1059682cbcc76a1"),
         ),
     ),
+    # a pairwise crowd (kind="pairwise") and transcriptions (kind="text", issue 38)
+    "readinglevel_chen2013": (
+        "tao-j/hra", "matlab/data/readinglevel/", (
+            ("all_pair.txt", 140747,
+             "11af21ced2ed75edbd63e4ad6312bcf4203797e93bef449bef8e6ffae2cc8369"),
+            ("doc_info.txt", 2884,
+             "f2b5c055fbf0ee32f910e9c64f77ef2252559d9c9d485bf717d3d978010dc835"),
+        ),
+    ),
+    **{f"crowdspeech_{split}": ("pilot7747/VoxDIY", "data/", (
+        (f"crowdspeech-{split}-crowd.tsv", crowd_bytes, crowd_sha),
+        (f"crowdspeech-{split}-gt.txt", gt_bytes, gt_sha),
+    )) for split, crowd_bytes, crowd_sha, gt_bytes, gt_sha in (
+        ("dev-clean", 3469829, "1f4f71afab68528d45c58a3292f7246ba7e7b82c1c0d35e7a6ebd955eaf0e8cb",
+         490070, "a57b56c235f206ec208379f10cc42234ab306fbd2c2df8de485253d7074dc67d"),
+        ("dev-other", 3356749, "25985223d43eb2108ba0b30bfb83b53ab13e8befdece1c57af56ab991e382cf7",
+         479640, "8014ff4cea0e92dce77790d33f2ba537a5aeb5ad4ccbe16df862e15c246e45c4"),
+        ("test-clean", 3364479, "7ad3834d014ac46eded1dbb574872398bc93b532208f7df2e73eaab0ffceb77c",
+         479539, "c8fffc106d66792737c4789817be5089eccbd81df794f862392ed895824e7a14"),
+        ("test-other", 3463680, "fc63b0b099eca0dd5d131ece1c55fa0acfb6dd2b7a42b82074ddc55fffecfc70",
+         495011, "cb41e33548d8347cffa3c917c4d60dce43549687e322b3fd0bb328c7f8214c48"),
+    )},
 }
 
 
@@ -339,6 +364,12 @@ COUNTS = {
        for emotion in SNOW2008_AFFECTS},
     "metaphor_novelty_parde": Counts(1938, 231, 4, 11598, 1938, 0, 0.5191),
     "conll2003_ner_mturk": Counts(2997, 47, 9, 11545, 2997, 0, None),
+    # items, workers, comparisons, passages with a level, self-comparisons dropped
+    "readinglevel_chen2013": Counts(490, 624, None, 12726, 490, 2, None),
+    "crowdspeech_dev-clean": Counts(2703, 748, None, 18921, 2703, 0, None),
+    "crowdspeech_dev-other": Counts(2864, 1353, None, 20048, 2864, 0, None),
+    "crowdspeech_test-clean": Counts(2620, 769, None, 18340, 2620, 0, None),
+    "crowdspeech_test-other": Counts(2939, 1441, None, 20573, 2939, 0, None),
 }
 
 _NO_LICENCE = "none stated with the pinned files (see the repository); cite the reference"
@@ -814,4 +845,53 @@ DATASETS = (
         ),
         licence="CC BY-SA 3.0",
     ),
+    # pairwise comparisons and texts (issue 38)
+    CrowdDataset(
+        name="readinglevel_chen2013", source="readinglevel_chen2013",
+        convert=convert_reading_level, kind="pairwise",
+        title="Reading difficulty of text passages (pairwise comparisons: which of two passages "
+              "is harder to read), with each passage's grade level as gold; the crowd of "
+              "Crowd-BT.",
+        description=(
+            "12,728 comparisons of 490 passages by 624 crowd workers, no ties (the 'don't know' "
+            "answers were dropped by the release). Loaded as comparisons, a pandas DataFrame "
+            "with the columns worker, left, right, label (the pair in id order, label the "
+            "passage judged harder), the input of the pairwise aggregators; target, the "
+            "passages' grade levels 1-12 (from the original corpus, not from the crowd; many "
+            "ties: score a ranking with Spearman's rho or Kendall's tau-b, or per-pair accuracy "
+            "on pairs of different levels). The 2 rows that compare a passage with itself are "
+            "dropped; the 25 repeated rows are kept; 965 rows compare passages of the same "
+            "level. Copy in the hra repository. all_pair.txt: one comparison a line, 'worker "
+            "winner loser', whitespace-separated integer ids. doc_info.txt: 'passage level'."
+        ),
+        reference=(
+            "X. Chen, P. N. Bennett, K. Collins-Thompson and E. Horvitz. \"Pairwise ranking "
+            "aggregation in a crowdsourced setting\". WSDM, 2013."
+        ),
+        licence="GPL-3.0 (the hra repository)",
+    ),
+    *(CrowdDataset(
+        name=f"crowdspeech_{split}", source=f"crowdspeech_{split}",
+        convert=lambda paths, split=split: convert_crowdspeech(paths, split), kind="text",
+        title=f"Crowd transcriptions of the LibriSpeech {split} recordings (CrowdSpeech; texts, "
+              "7 per recording), with the reference transcripts.",
+        description=(
+            "Loaded as votes, a pandas DataFrame of strings (recordings x workers, None where a "
+            "worker did not transcribe a recording; index: the recording's file name without "
+            ".mp3), the input of the text aggregators; target, the reference transcripts "
+            "(lowercase, no punctuation: normalize the crowd's texts the same way before "
+            "computing a word error rate). "
+            f"crowdspeech-{split}-crowd.tsv: tab-separated, header 'INPUT:audio "
+            "OUTPUT:transcription ASSIGNMENT:worker_id', one transcription a row, some of them "
+            f"holding newlines inside quotes. crowdspeech-{split}-gt.txt: no header, "
+            "'audio<TAB>reference'."
+        ),
+        reference=(
+            "N. Pavlichenko, I. Stelmakh and D. Ustalov. \"CrowdSpeech and Vox DIY: benchmark "
+            "dataset for crowdsourced audio transcription\". NeurIPS Datasets and Benchmarks, "
+            "2021. V. Panayotov, G. Chen, D. Povey and S. Khudanpur. \"Librispeech: an ASR "
+            "corpus based on public domain audio books\". ICASSP, 2015."
+        ),
+        licence="CC BY 4.0 (data/LICENSE of the VoxDIY repository)",
+    ) for split in CROWDSPEECH_SPLITS),
 )

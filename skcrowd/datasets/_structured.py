@@ -1,4 +1,5 @@
-"""Converters of the crowds whose answers are not one class per task: ratings and token tags.
+"""Converters of the crowds whose answers are not one class per task: ratings, token tags,
+ordinal grades, pairwise comparisons and texts.
 
 skcrowd's dataset folders (``votes.csv`` of class votes, see
 ``skcrowd.datasets._loaders``) hold one class label per task and worker, so
@@ -13,7 +14,11 @@ under a second each), into the arrays the estimators take:
 - **sequence labelling** (:func:`convert_conll2003_ner`): sentences padded
   to one length, tokens ``(n_sentences, seq_len)`` and tags ``(n_sentences,
   seq_len, n_workers)``, ``-1`` for no tag or padding, the input of
-  :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`.
+  :class:`~skcrowd.neural.SequenceCrowdLayerClassifier`;
+- **pairwise comparisons** (:func:`convert_reading_level`): a pandas frame of
+  ``worker, left, right, label`` rows;
+- **texts** (:func:`convert_crowdspeech`): a pandas frame of strings, tasks x
+  workers, None where a worker did not answer.
 
 As for the other converters, errors name the file (or archive member), the
 line and the value, and archives are read member by member in memory.
@@ -28,10 +33,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
-from ._converters import _column_indices, _lines, archive_member, csv_rows, read_text
+from ._converters import _column_indices, _lines, _require, archive_member, csv_rows, read_text
 
 __all__ = ["convert_movie_reviews", "convert_conll2003_ner", "convert_snow2008_affect",
-           "SNOW2008_AFFECTS", "convert_metaphor_novelty"]
+           "SNOW2008_AFFECTS", "convert_metaphor_novelty", "convert_reading_level",
+           "convert_crowdspeech", "CROWDSPEECH_SPLITS"]
 
 
 # ---------------------------------------------------------------------------
@@ -565,3 +571,184 @@ def convert_conll2003_ner(paths):
         task_ids_test=test[3], worker_ids=np.array(workers, dtype=object), stats=stats,
         DESCR=descr,
     )
+
+
+# ---------------------------------------------------------------------------
+# readinglevel_chen2013: pairwise comparisons 'worker winner loser', grade levels as gold
+# crowdspeech_*: transcriptions of LibriSpeech recordings, tab-separated, reference texts
+# ---------------------------------------------------------------------------
+
+def _pandas(name):
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - pandas is in the datasets extra
+        raise ImportError(f"{name} is returned as pandas objects: pip install \".[datasets]\" "
+                          "from a checkout of skcrowd (or pip install pandas).") from exc
+    return pd
+
+
+def _int_id(value, where):
+    if not value.isdigit():
+        raise ValueError(f"{where}: expected a non-negative integer id, got {value!r}.")
+    return int(value)
+
+
+def convert_reading_level(paths):
+    """Pairwise comparisons of text passages by reading difficulty, and their grade levels.
+
+    Parameters
+    ----------
+    paths : dict
+        Local path of ``all_pair.txt`` (one comparison a line, ``worker winner loser``,
+        whitespace-separated integer ids; the winner is the passage judged harder to read) and
+        ``doc_info.txt`` (``passage level``, the passage's grade level 1-12), by name.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``comparisons``, a pandas DataFrame with one row per comparison and the columns
+        ``worker, left, right, label`` (``left`` the smaller passage id of the pair,
+        ``right`` the larger, ``label`` the passage judged harder, so the file's
+        winner-first order does not make every label the left item), in file order;
+        ``target``, a pandas Series of grade levels indexed by passage id; ``data``
+        (None), ``item_ids``, ``worker_ids`` (sorted), ``stats``, ``DESCR``. The rows that
+        compare a passage with itself carry no preference and are dropped (counted in
+        ``stats["self_comparisons_dropped"]``); repeated comparisons are kept (counted in
+        ``stats["repeated_rows"]``).
+    """
+    pd = _pandas("readinglevel_chen2013")
+    pairs_name, levels_name = "all_pair.txt", "doc_info.txt"
+    rows, self_rows = [], 0
+    for line, text in _numbered_lines(paths[pairs_name]):
+        fields = text.split()
+        if len(fields) != 3:
+            raise ValueError(f"{pairs_name} line {line}: expected 'worker winner loser', got "
+                             f"{text!r}.")
+        worker, winner, loser = (_int_id(f, f"{pairs_name} line {line}") for f in fields)
+        if winner == loser:
+            self_rows += 1
+            continue
+        rows.append((worker, min(winner, loser), max(winner, loser), winner))
+    if not rows:
+        raise ValueError(f"{pairs_name} holds no comparisons.")
+    levels = {}
+    for line, text in _numbered_lines(paths[levels_name]):
+        fields = text.split()
+        if len(fields) != 2:
+            raise ValueError(f"{levels_name} line {line}: expected 'passage level', got "
+                             f"{text!r}.")
+        passage, level = (_int_id(f, f"{levels_name} line {line}") for f in fields)
+        if passage in levels:
+            raise ValueError(f"{levels_name} line {line}: passage {passage} has a level already.")
+        levels[passage] = level
+    comparisons = pd.DataFrame(rows, columns=["worker", "left", "right", "label"])
+    items = np.unique(comparisons[["left", "right"]].to_numpy())
+    unknown = np.setdiff1d(items, list(levels))
+    if unknown.size:
+        raise ValueError(f"{levels_name} has no level for the compared passages "
+                         f"{unknown[:5].tolist()}{' ...' if unknown.size > 5 else ''}.")
+    target = pd.Series(levels, name="level").sort_index()
+    target.index.name = "item"
+    stats = {
+        "name": "readinglevel_chen2013", "kind": "pairwise", "n_items": int(items.size),
+        "n_workers": int(comparisons["worker"].nunique()), "n_comparisons": len(comparisons),
+        "n_gold": len(target), "self_comparisons_dropped": self_rows,
+        "repeated_rows": int(comparisons.duplicated().sum()),
+    }
+    descr = (
+        f"readinglevel_chen2013: {stats['n_comparisons']} comparisons of {stats['n_items']} "
+        f"passages by {stats['n_workers']} workers (which of two passages is harder to read), "
+        f"with each passage's grade level (target, 1-12); {self_rows} rows comparing a passage "
+        f"with itself dropped, {stats['repeated_rows']} repeated rows kept."
+    )
+    return Bunch(comparisons=comparisons, target=target, data=None, item_ids=items,
+                 worker_ids=np.sort(comparisons["worker"].unique()), stats=stats, DESCR=descr)
+
+
+#: The four splits of CrowdSpeech (Pavlichenko et al. 2021), as in their file names.
+CROWDSPEECH_SPLITS = ("dev-clean", "dev-other", "test-clean", "test-other")
+
+
+def _recording(url, where):
+    """The id of a recording: its file name without ``.mp3`` (``.../dev-clean/76.mp3`` -> 76)."""
+    stem = url.rsplit("/", 1)[-1]
+    if not stem.endswith(".mp3") or not stem[:-4]:
+        raise ValueError(f"{where}: expected the URL of an .mp3 recording, got {url!r}.")
+    return stem[:-4]
+
+
+def convert_crowdspeech(paths, split):
+    """Crowd transcriptions of LibriSpeech recordings (CrowdSpeech), and the reference texts.
+
+    Parameters
+    ----------
+    paths : dict
+        Local path of ``crowdspeech-<split>-crowd.tsv`` (tab-separated, header
+        ``INPUT:audio OUTPUT:transcription ASSIGNMENT:worker_id``, one transcription a row;
+        quoted fields may hold newlines) and ``crowdspeech-<split>-gt.txt`` (no header,
+        ``audio<TAB>reference``), by name.
+    split : {"dev-clean", "dev-other", "test-clean", "test-other"}
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``votes``, a pandas DataFrame of strings (recordings x workers, None where a worker
+        did not transcribe a recording), indexed by recording id (the audio file's name
+        without ``.mp3``, in numeric order) with the worker ids as columns (numeric order);
+        ``target``, a pandas Series of the reference transcripts (lowercase, no punctuation,
+        as published: normalize the crowd's texts the same way before computing word error
+        rates) indexed like ``votes``; ``data`` (None), ``task_ids``, ``worker_ids``,
+        ``audio`` (the recordings' URLs, indexed like ``votes``), ``stats``, ``DESCR``. A
+        worker transcribing a recording twice, an empty transcription or a recording
+        without reference raises, naming the file and line.
+    """
+    pd = _pandas(f"crowdspeech_{split}")
+    crowd_name, gt_name = f"crowdspeech-{split}-crowd.tsv", f"crowdspeech-{split}-gt.txt"
+    header, rows = csv_rows(paths[crowd_name], delimiter="\t", name=crowd_name)
+    i_audio, i_text, i_worker = _column_indices(
+        header, ["INPUT:audio", "OUTPUT:transcription", "ASSIGNMENT:worker_id"], crowd_name)
+    answers, urls = {}, {}
+    for line, fields in rows:
+        where = f"{crowd_name} line {line}"
+        if len(fields) <= max(i_audio, i_text, i_worker) or not fields[i_text]:
+            raise ValueError(f"{where}: expected an audio URL, a transcription and a worker id, "
+                             f"got {fields!r}.")
+        task = _recording(fields[i_audio], where)
+        urls[task] = fields[i_audio]
+        key = (task, fields[i_worker])
+        if key in answers:
+            raise ValueError(f"{where}: worker {key[1]} transcribes recording {task} a second "
+                             "time.")
+        answers[key] = fields[i_text]
+    _, gt_rows = csv_rows(paths[gt_name], delimiter="\t", header=False, name=gt_name)
+    _require(gt_rows, gt_name, 2, "'audio<TAB>reference'")
+    reference = {_recording(f[0], f"{gt_name} line {line}"): f[1] for line, f in gt_rows}
+    tasks = _sorted_ids(task for task, _ in answers)
+    workers = _sorted_ids(worker for _, worker in answers)
+    missing = [t for t in tasks if t not in reference]
+    if missing:
+        raise ValueError(f"{gt_name} has no reference for the recordings {missing[:5]}.")
+    task_index = {t: i for i, t in enumerate(tasks)}
+    worker_index = {w: j for j, w in enumerate(workers)}
+    matrix = np.full((len(tasks), len(workers)), None, dtype=object)
+    for (task, worker), text in answers.items():
+        matrix[task_index[task], worker_index[worker]] = text
+    votes = pd.DataFrame(matrix, index=pd.Index(tasks, name="task"),
+                         columns=pd.Index(workers, name="worker"), dtype=object)
+    target = pd.Series([reference[t] for t in tasks], index=votes.index, name="reference")
+    per_task = votes.notna().sum(axis=1)
+    stats = {
+        "name": f"crowdspeech_{split}", "kind": "text", "n_tasks": len(tasks),
+        "n_workers": len(workers), "n_votes": len(answers), "n_gold": len(target),
+        "votes_per_task_min": int(per_task.min()), "votes_per_task_max": int(per_task.max()),
+        "references_without_votes": len(reference) - len(tasks),
+    }
+    descr = (
+        f"crowdspeech_{split}: {len(answers)} transcriptions of {len(tasks)} LibriSpeech "
+        f"{split} recordings by {len(workers)} workers ({stats['votes_per_task_min']}-"
+        f"{stats['votes_per_task_max']} a recording), with the reference transcripts (target)."
+    )
+    return Bunch(votes=votes, target=target, data=None, task_ids=np.array(tasks, dtype=object),
+                 worker_ids=np.array(workers, dtype=object),
+                 audio=pd.Series([urls[t] for t in tasks], index=votes.index, name="audio"),
+                 stats=stats, DESCR=descr)

@@ -90,6 +90,9 @@ AFFECTS = [f"snow2008_{e}" for e in ("anger", "disgust", "fear", "joy", "sadness
                                      "valence")]
 NOT_CLASSIFICATION.update(dict.fromkeys(AFFECTS, "regression"))  # issue 27
 NOT_CLASSIFICATION["metaphor_novelty_parde"] = "ordinal"  # issue 27: classes and counts
+CROWDSPEECH = [f"crowdspeech_{s}" for s in ("dev-clean", "dev-other", "test-clean", "test-other")]
+NOT_CLASSIFICATION["readinglevel_chen2013"] = "pairwise"  # issue 38
+NOT_CLASSIFICATION.update(dict.fromkeys(CROWDSPEECH, "text"))  # issue 38
 COUNT_COLUMNS = ["tasks", "workers", "classes", "votes", "gold", "duplicates", "mv_accuracy"]
 
 
@@ -123,7 +126,8 @@ def test_list_crowd_datasets():
     assert rows.isna().to_dict("index") == {
         "movie_reviews_rodrigues": {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS},
         "conll2003_ner_mturk": {c: c == "mv_accuracy" for c in COUNT_COLUMNS},
-        **{name: {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS} for name in AFFECTS},
+        **{name: {c: c in ("classes", "mv_accuracy") for c in COUNT_COLUMNS}
+           for name in [*AFFECTS, "readinglevel_chen2013", *CROWDSPEECH]},
         "metaphor_novelty_parde": dict.fromkeys(COUNT_COLUMNS, False)}
     incomplete = [n for n, kind in NOT_CLASSIFICATION.items() if kind != "ordinal"]
     complete = len(table) - len(without_counts) - len(incomplete)

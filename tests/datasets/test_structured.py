@@ -1,4 +1,4 @@
-"""The regression and sequence-labelling crowds: MovieReviews ratings and CoNLL-2003 NER tags.
+"""The crowds that are not class votes: ratings, NER tags, ordinal grades, comparisons, texts.
 
 Their real files are read from the shared data's ``sources/`` folder when it is there (the
 values checked were read off the files by hand); the formats and their errors are checked on
@@ -126,7 +126,8 @@ def test_the_real_crowds_load_by_name_and_as_x_y(shared_data, movie_reviews, con
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["movie_reviews_rodrigues", "conll2003_ner_mturk"])
+@pytest.mark.parametrize("name", ["movie_reviews_rodrigues", "conll2003_ner_mturk",
+                                  "readinglevel_chen2013", "crowdspeech_dev-clean"])
 def test_no_folder_no_sparse_and_absent_sources(name, tmp_path, capsys):
     kind = CROWD_DATASETS[name].kind
     with pytest.raises(ValueError, match=f"{name} is a {kind} crowd, which skcrowd's folder "
@@ -390,3 +391,103 @@ def test_metaphor_novelty_small_files_and_their_errors(tmp_path):
         convert(crowd.replace("h1,a2,5", "h1,a2,7"))
     with pytest.raises(ValueError, match="item x__a has expert score 2 here and 1"):
         convert(crowd, expert + 'h3,a3,E,"x__a 2",\n')
+
+
+# ---------------------------------------------------------------------------
+# readinglevel_chen2013: pairwise comparisons (issue 38)
+# ---------------------------------------------------------------------------
+
+
+def test_reading_level_values_read_off_the_files(shared_data):
+    ds = _real(shared_data, "readinglevel_chen2013")
+    rows = ds.comparisons
+    assert list(rows.columns) == ["worker", "left", "right", "label"]
+    assert len(rows) == 12726 and rows["worker"].nunique() == 624 and len(ds.item_ids) == 490
+    # all_pair.txt lines 1-2: worker 1 judged passage 1 harder than 2, worker 2 passage 2
+    assert rows.iloc[:2].values.tolist() == [[1, 1, 2, 1], [2, 1, 2, 2]]
+    assert (rows["left"] < rows["right"]).all()
+    assert ((rows["label"] == rows["left"]) | (rows["label"] == rows["right"])).all()
+    # the last line, '113 51 80': the pair in id order, the winner as label
+    assert rows.iloc[-1].tolist() == [113, 51, 80, 51]
+    assert ds.target.loc[[1, 3, 5]].tolist() == [1, 2, 4] and len(ds.target) == 490
+    assert ds.stats["self_comparisons_dropped"] == 2 and ds.stats["repeated_rows"] == 25
+    counts = COUNTS["readinglevel_chen2013"]
+    assert (counts.tasks, counts.workers, counts.votes, counts.duplicates) == (490, 624, 12726, 2)
+
+
+def test_reading_level_small_files_and_their_errors(tmp_path):
+    from skcrowd.datasets._structured import convert_reading_level
+
+    def convert(pairs, levels="1 3\n2 5\n7 1\n"):
+        (tmp_path / "all_pair.txt").write_text(pairs)
+        (tmp_path / "doc_info.txt").write_text(levels)
+        return convert_reading_level({n: tmp_path / n for n in ("all_pair.txt", "doc_info.txt")})
+
+    ds = convert("4 2 1\n9 7 7\n4 1 7\n\n4 2 1\n")
+    assert ds.comparisons.values.tolist() == [[4, 1, 2, 2], [4, 1, 7, 1], [4, 1, 2, 2]]
+    assert ds.stats["self_comparisons_dropped"] == 1 and ds.stats["repeated_rows"] == 1
+    assert ds.item_ids.tolist() == [1, 2, 7] and ds.target.to_dict() == {1: 3, 2: 5, 7: 1}
+    with pytest.raises(ValueError, match="all_pair.txt line 2: expected 'worker winner loser', "
+                                         "got '4 2'"):
+        convert("4 2 1\n4 2\n")
+    with pytest.raises(ValueError, match=r"all_pair.txt line 1: expected a non-negative integer "
+                                         r"id, got 'x'"):
+        convert("x 2 1\n")
+    with pytest.raises(ValueError, match=r"doc_info.txt has no level for the compared passages "
+                                         r"\[8\]"):
+        convert("4 2 8\n")
+    with pytest.raises(ValueError, match="doc_info.txt line 2: passage 1 has a level already"):
+        convert("4 2 1\n", "1 3\n1 4\n2 5\n")
+
+
+# ---------------------------------------------------------------------------
+# crowdspeech_*: transcriptions (issue 38)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split, shape", [("dev-clean", (2703, 748)), ("test-other", (2939, 1441))])
+def test_crowdspeech_values_read_off_the_files(shared_data, split, shape):
+    ds = _real(shared_data, f"crowdspeech_{split}")
+    assert ds.votes.shape == shape and ds.votes.index.equals(ds.target.index)
+    assert (ds.votes.notna().sum(axis=1) == 7).all()
+    assert ds.stats["n_votes"] == COUNTS[f"crowdspeech_{split}"].votes
+    if split == "dev-clean":
+        # crowd file line 2: recording 76 transcribed by worker 1612; gt line 1: recording 0
+        assert ds.votes.loc["76", "1612"] == ("If carried any distance it should be stored away "
+                                              "in airtight vessels.")
+        assert ds.target.loc["0"].startswith("shortly after passing one of these chapels")
+        assert ds.audio.loc["76"].endswith("/dev-clean/76.mp3")
+        # a transcription that holds a newline inside quotes is one vote
+        assert ds.votes.stack().str.contains("\n").any()
+
+
+_SPEECH_HEADER = "INPUT:audio\tOUTPUT:transcription\tASSIGNMENT:worker_id\n"
+
+
+def test_crowdspeech_small_files_and_their_errors(tmp_path):
+    from skcrowd.datasets._structured import convert_crowdspeech
+
+    url = "https://host/librispeech/dev-clean/{}.mp3"
+
+    def convert(crowd, gt=f"{url.format(10)}\tten\n{url.format(2)}\ttwo\n"):
+        names = ("crowdspeech-dev-clean-crowd.tsv", "crowdspeech-dev-clean-gt.txt")
+        for name, text in zip(names, (crowd, gt)):
+            (tmp_path / name).write_text(text)
+        return convert_crowdspeech({n: tmp_path / n for n in names}, "dev-clean")
+
+    crowd = (_SPEECH_HEADER + f"{url.format(10)}\tTen.\t7\n{url.format(2)}\t\"two,\nlines\"\t7\n"
+             f"{url.format(10)}\tten\t11\n")
+    ds = convert(crowd)
+    assert ds.votes.index.tolist() == ["2", "10"] and ds.votes.columns.tolist() == ["7", "11"]
+    assert ds.votes.values.tolist() == [["two,\nlines", None], ["Ten.", "ten"]]
+    assert ds.target.tolist() == ["two", "ten"]
+    with pytest.raises(ValueError, match="crowd.tsv line 6: worker 7 transcribes recording 10 a "
+                                         "second time"):
+        convert(crowd + f"{url.format(10)}\tten again\t7\n")
+    with pytest.raises(ValueError, match="crowd.tsv line 2: expected an audio URL, a "
+                                         "transcription and a worker id"):
+        convert(_SPEECH_HEADER + f"{url.format(10)}\t\t7\n")
+    with pytest.raises(ValueError, match=r"gt.txt has no reference for the recordings \['2'\]"):
+        convert(crowd, f"{url.format(10)}\tten\n")
+    with pytest.raises(ValueError, match="expected the URL of an .mp3 recording, got 'x.wav'"):
+        convert(_SPEECH_HEADER + "x.wav\tten\t7\n")
