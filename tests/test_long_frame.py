@@ -413,3 +413,23 @@ def test_aggregate_long_takes_the_duplicate_policy():
     assert list(first.columns) == list(last.columns) == ["cat", "dog"]
     assert np.allclose(first.to_numpy(), [[1, 0], [0, 1]])
     assert np.allclose(last.to_numpy(), [[0.5, 0.5], [0, 1]])
+
+
+# -- reports keyed by the ids of votes_from_long (issue 36, item 8) ------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_reports_of_long_votes_are_keyed_by_task_and_worker_ids(sparse):
+    # integer worker ids that are not the column positions (as "w82" was column 81)
+    frame = LONG.assign(worker=LONG["worker"] * 10 + 82, task="q" + LONG["task"].astype(str))
+    lv = skcrowd.votes_from_long(frame, sparse=sparse)
+    ds = skcrowd.DawidSkene().fit(lv.votes)
+    by_id = skcrowd.worker_report(ds, lv)
+    by_position = skcrowd.worker_report(ds, lv.votes)
+    assert by_id.index.tolist() == [82, 92, 102] and by_id.index.name == "worker"
+    assert by_position.index.tolist() == [0, 1, 2]
+    columns = ["n_votes", "accuracy", "agreement", "spammer_score", "review_rank"]
+    assert np.array_equal(by_id[columns].to_numpy(), by_position[columns].to_numpy())
+    tasks = skcrowd.task_report(ds, lv, known=VOTES[:, 0])
+    assert tasks.index.tolist() == [f"q{i}" for i in range(6)] and tasks.index.name == "task"
+    assert tasks["label"].tolist() == ds.predict(lv.votes).tolist()
