@@ -2,10 +2,13 @@
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
-added). ``aggregate`` turns a long-format votes CSV into one label per task.
-``report`` writes the worker and task quality reports of a votes CSV and
-prints the agreement between workers.
-``fetch`` writes public crowds into folders of skcrowd's dataset layout.
+added), or the methods named with ``--method``. ``aggregate`` turns a
+long-format votes CSV into one label per task. ``report`` writes the worker
+and task quality reports of a votes CSV and prints the agreement between
+workers. ``fetch`` writes public crowds into folders of skcrowd's dataset
+layout. The commands that fit a model take any aggregator that
+:func:`~skcrowd.utils.discovery.all_estimators` finds, by class name, or an
+alias of :data:`METHOD_ALIASES`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import functools
 import io
 import json
 import os
@@ -173,10 +177,12 @@ def demo(args, out):
         f"10 classes, {n_votes} votes (3-5 per task), seed {args.seed}.",
         file=out,
     )
-    width = max(len(m.name) for m in DEMO_METHODS)
+    methods = DEMO_METHODS if not args.method else [
+        DemoMethod(name, functools.partial(_aggregator, name, {})) for name in args.method]
+    width = max(len(m.name) for m in methods)
     print(f"\n{'method':<{width}}  accuracy     ECE  fit time (s)", file=out)
     print(f"{'-' * width}  --------  ------  ------------", file=out)
-    for method in DEMO_METHODS:
+    for method in methods:
         try:
             estimator = method.factory()
         except ImportError as exc:
@@ -551,7 +557,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p_demo = sub.add_parser(
-        "demo",
+        "demo", formatter_class=_MethodsHelpFormatter,
         help="simulate a crowd on scikit-learn's digits and compare the aggregators",
         description=(
             "Simulate 50 workers (accuracies 0.5-0.95, look-alike digit confusions, spammers, "
@@ -561,6 +567,11 @@ def build_parser():
         ),
     )
     p_demo.add_argument("--seed", type=int, default=0, help="random seed of the crowd (default 0)")
+    p_demo.add_argument(
+        "--method", type=_method, action="append", metavar="METHOD",
+        help="compare this method (repeatable) instead of majority vote, Dawid-Skene, weighted "
+        "Dawid-Skene and GLAD",
+    )
     p_demo.set_defaults(handler=demo)
 
     p_agg = sub.add_parser(
@@ -593,11 +604,13 @@ def build_parser():
         help="add one column proba_<label> per class with the aggregated probabilities",
     )
     p_agg.add_argument(
-        "--max-iter", type=int, help="maximum number of EM iterations (ds, wds, glad)"
+        "--max-iter", type=int,
+        help="maximum number of iterations of the method (--param max_iter=N)",
     )
     p_agg.add_argument(
         "--smoothing", type=float,
-        help="Dirichlet smoothing of the confusion counts (ds, wds)",
+        help="the method's smoothing (--param smoothing=X): of the confusion counts for ds "
+        "and wds",
     )
     p_agg.set_defaults(handler=aggregate)
 

@@ -82,6 +82,17 @@ def test_demo_prints_a_row_per_method():
         assert 0.5 < accuracy <= 1 and 0 <= ece <= 1 and fit_time >= 0
 
 
+def test_demo_compares_the_methods_asked_for(capsys):
+    assert main(["demo", "--method", "wawa", "--method", "mv"]) == 0
+    out = capsys.readouterr().out
+    rows = out[out.index("-----"):].splitlines()[1:3]
+    assert [row.split()[0] for row in rows] == ["Wawa", "MajorityVote"]
+    assert all(0.5 < float(row.split()[1]) <= 1 for row in rows)
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    assert_lists_the_methods(capsys.readouterr().out)
+
+
 # ---------------------------------------------------------------------------
 # aggregate
 # ---------------------------------------------------------------------------
