@@ -857,15 +857,6 @@ def _column(data, key, what):
     return col
 
 
-def _unique_inverse(col, what):
-    """Sorted distinct values of a long-format column and the index of each row's value."""
-    try:
-        uniq, inv = np.unique(col, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"long-format {what} column mixes incomparable types: {exc}") from exc
-    return uniq, inv.ravel().astype(np.int64)
-
-
 _INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 
 
@@ -944,8 +935,8 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
         What to do when a worker voted more than once on a task (a repeated
         ``(task, worker)`` pair, even with the same label): raise a ValueError
         naming the pair and its rows, or keep the first or the last of its rows
-        in the order of the long data. The classes are
-        the labels of the votes kept.
+        in the order of the long data. The classes are the labels of the votes
+        kept; every row is checked, the dropped ones included.
 
     Returns
     -------
@@ -1000,6 +991,7 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
         raise ValueError(f"long-format columns differ in length: {lengths}.")
     if lengths["task"] == 0:
         raise ValueError("long-format data has no rows (no votes).")
+    encoded = {}
     for what, col in cols.items():
         if col.dtype.kind == "O":
             is_none, is_nan = _none_and_nan(col)
@@ -1013,18 +1005,26 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
                 f"long-format {what} column has a missing value at row {int(np.argmax(isna))}; "
                 "drop rows without a vote before converting."
             )
-    n_rows = lengths["task"]
-    labels = _normalize_values(cols["label"], np.arange(n_rows), np.zeros(n_rows, int),
-                               "label column")
-    (tasks, t), (workers, w) = (_unique_inverse(cols[what], what) for what in ("task", "worker"))
+        if what == "label":
+            col = _normalize_values(col, np.arange(len(col)), np.zeros(len(col), int),
+                                    "label column")
+        try:
+            uniq, inv = np.unique(col, return_inverse=True)
+        except TypeError as exc:
+            raise TypeError(f"long-format {what} column mixes incomparable types: {exc}") from exc
+        encoded[what] = (uniq, inv.ravel().astype(np.int64))
+    (tasks, t), (workers, w), (classes, lab) = encoded["task"], encoded["worker"], encoded["label"]
     n_t, n_w = len(tasks), len(workers)
-    keep, repeated = _one_vote_per_pair(t * n_w + w, duplicates)
+    key = t * n_w + w
+    keep, repeated = _one_vote_per_pair(key, duplicates)
     if repeated is not None:
         i = repeated[0]
         raise _DuplicateVoteError(tasks[t[i]], workers[w[i]], repeated.tolist())
-    if len(keep) < n_rows:
-        t, w, labels = t[keep], w[keep], labels[keep]
-    classes, lab = _unique_inverse(labels, "label")
+    if len(keep) < len(key):
+        t, w, lab = t[keep], w[keep], lab[keep]
+        used = np.unique(lab)
+        if len(used) < len(classes):  # a label only of dropped rows is no class
+            classes, lab = classes[used], np.searchsorted(used, lab)
     if sparse:
         votes = sp.csr_array((lab, (t, w)), shape=(n_t, n_w))
     else:
