@@ -2,10 +2,13 @@
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
-added). ``aggregate`` turns a long-format votes CSV into one label per task.
-``report`` writes the worker and task quality reports of a votes CSV and
-prints the agreement between workers.
-``fetch`` writes public crowds into folders of skcrowd's dataset layout.
+added), or the methods named with ``--method``. ``aggregate`` turns a
+long-format votes CSV into one label per task. ``report`` writes the worker
+and task quality reports of a votes CSV and prints the agreement between
+workers. ``fetch`` writes public crowds into folders of skcrowd's dataset
+layout. The commands that fit a model take any aggregator that
+:func:`~skcrowd.utils.discovery.all_estimators` finds, by class name, or an
+alias of :data:`METHOD_ALIASES`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import functools
 import io
 import json
 import os
@@ -64,13 +68,53 @@ DEMO_METHODS = [
     DemoMethod("GLAD", _skcrowd_estimator("GLAD")),
 ]
 
-# Aggregators of the ``aggregate`` subcommand.
-AGGREGATORS = {
+# Short names of ``--method`` (``aggregate``, ``report``, ``demo``); every aggregator found by
+# :func:`skcrowd.utils.discovery.all_estimators` is also taken by its class name, in any case.
+METHOD_ALIASES = {
+    "auto": "AggregatorSelector",
     "mv": "MajorityVote",
     "ds": "DawidSkene",
     "wds": "WeightedDawidSkene",
     "glad": "GLAD",
 }
+
+
+def aggregator_names():
+    """Class names of the aggregators ``--method`` takes (one class per task), sorted.
+
+    Found by :func:`~skcrowd.utils.discovery.all_estimators`, which imports skcrowd's public
+    modules: called only to read a method that is not an alias, or to show the help.
+    """
+    from .utils.discovery import all_estimators
+
+    return [name for name, _ in all_estimators(type_filter="aggregator")]
+
+
+def _method(text):
+    """The class name of the ``--method`` ``text``: an alias or a class name in any case."""
+    known = {**METHOD_ALIASES, **{n.lower(): n for n in METHOD_ALIASES.values()}}
+    name = known.get(text.lower())
+    if name is None:  # look further only for a name that is not an alias's
+        name = {n.lower(): n for n in aggregator_names()}.get(text.lower())
+    if name is None:
+        raise argparse.ArgumentTypeError(
+            f"unknown method {text!r}; choose one of {_methods_text()}."
+        )
+    return name
+
+
+def _methods_text():
+    aliases = ", ".join(f"{a} ({n})" for a, n in METHOD_ALIASES.items())
+    return f"{aliases}, or the class name (any case) of {', '.join(aggregator_names())}"
+
+
+class _MethodsHelpFormatter(argparse.HelpFormatter):
+    """Help that lists the methods in ``--method``'s entry, found only when the help is shown."""
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action)
+        return f"{text}: {_methods_text()}" if action.dest == "method" else text
+
 
 # Digit pairs that people (and the demo's workers) confuse more often.
 _DIGIT_CONFUSIONS = [(1, 7), (3, 8), (4, 9), (5, 6), (2, 7), (0, 6), (5, 3)]
@@ -133,10 +177,12 @@ def demo(args, out):
         f"10 classes, {n_votes} votes (3-5 per task), seed {args.seed}.",
         file=out,
     )
-    width = max(len(m.name) for m in DEMO_METHODS)
+    methods = DEMO_METHODS if not args.method else [
+        DemoMethod(name, functools.partial(_aggregator, name, {})) for name in args.method]
+    width = max(len(m.name) for m in methods)
     print(f"\n{'method':<{width}}  accuracy     ECE  fit time (s)", file=out)
     print(f"{'-' * width}  --------  ------  ------------", file=out)
-    for method in DEMO_METHODS:
+    for method in methods:
         try:
             estimator = method.factory()
         except ImportError as exc:
@@ -169,6 +215,7 @@ def _read_long_csv(path, columns, delimiter):
 
 
 def _parse_long_csv(f, name, columns, delimiter):
+    """The columns' values (lists of str), and under ``"line"`` the line of each row."""
     reader = csv.reader(f, delimiter=delimiter)
     header = next(reader, None)
     if not header:
@@ -181,11 +228,12 @@ def _parse_long_csv(f, name, columns, delimiter):
                 f"name the {what} column with --{what}-col."
             )
     index = {what: header.index(col) for what, col in columns.items()}
-    values = {what: [] for what in columns}
+    values = {what: [] for what in [*columns, "line"]}
     for row in reader:
         if not row:
             continue
         line = reader.line_num
+        values["line"].append(line)
         if len(row) != len(header):
             raise CommandError(
                 f"{name} line {line} has {len(row)} fields, the header has {len(header)}."
@@ -212,7 +260,7 @@ def _parse_param(text):
 
 def _read_votes(args):
     """The votes CSV as :class:`~skcrowd.votes.LongVotes`, and its tasks in file order."""
-    from .votes import _as_ints_if_possible, votes_from_long
+    from .votes import _as_ints_if_possible, _DuplicateVoteError, _fmt, votes_from_long
 
     columns = {"task": args.task_col, "worker": args.worker_col, "label": args.label_col}
     values = _read_long_csv(args.votes, columns, args.delimiter)
@@ -220,13 +268,38 @@ def _read_votes(args):
     try:
         long = votes_from_long(
             None, task=np.asarray(values["task"]), worker=np.asarray(values["worker"]),
-            label=labels,
+            label=labels, duplicates=args.duplicates,
         )
+    except _DuplicateVoteError as exc:
+        lines = ", ".join(str(values["line"][i]) for i in exc.rows[:5])
+        raise CommandError(
+            f"{args.votes} lines {lines}: worker {_fmt(exc.worker)} voted more than once on "
+            f"task {_fmt(exc.task)}; keep one vote per (task, worker), or pass --duplicates "
+            "first or --duplicates last."
+        ) from exc
     except (ValueError, TypeError) as exc:
         raise CommandError(str(exc)) from exc
     # rows of long.votes (tasks) in order of first appearance in the file
     _, first = np.unique(np.asarray(values["task"]), return_index=True)
     return long, np.argsort(first)
+
+
+def _aggregator(method, params):
+    """The unfitted aggregator ``method`` (a class name) with the ``params`` of the command."""
+    try:
+        estimator = _skcrowd_estimator(method)()
+    except ImportError as exc:
+        raise CommandError(f"method {method!r} is not available: {exc}") from exc
+    valid = estimator.get_params()
+    unknown = [name for name in params if name not in valid]
+    if unknown:
+        raise CommandError(
+            f"{method} has no parameter {unknown[0]!r}; its parameters are "
+            f"{', '.join(sorted(valid))}."
+        )
+    if "random_state" in valid:  # the same output on every run
+        params = {"random_state": 0, **params}
+    return estimator.set_params(**params)
 
 
 def _fitted_aggregator(args, votes):
@@ -235,12 +308,9 @@ def _fitted_aggregator(args, votes):
     for name in ("max_iter", "smoothing"):
         if getattr(args, name, None) is not None:
             params[name] = getattr(args, name)
+    estimator = _aggregator(args.method, params)
     try:
-        estimator = _skcrowd_estimator(AGGREGATORS[args.method])()
-    except ImportError as exc:
-        raise CommandError(f"method {args.method!r} is not available: {exc}") from exc
-    try:
-        return estimator.set_params(**params).fit(votes)
+        return estimator.fit(votes)
     except (ValueError, TypeError) as exc:
         raise CommandError(f"{type(estimator).__name__}: {exc}") from exc
 
@@ -336,13 +406,21 @@ def _interval(result):
     return f"{result.estimate:6.3f}  [{result.low:.3f}, {result.high:.3f}]"
 
 
+def _chosen(fitted):
+    """The name of a fitted aggregator, with its choice for the selector."""
+    name = type(fitted).__name__
+    best = getattr(fitted, "best_estimator_", None)
+    return name if best is None else f"{name} (chose {type(best).__name__})"
+
+
 def report(args, out):
     from .metrics import fleiss_kappa, krippendorff_alpha
     from .quality import task_report, worker_report
 
     long, order = _read_votes(args)
     known, unvoted = (None, 0) if args.known is None else _read_known(args, long)
-    estimator = _fitted_aggregator(args, long.votes)
+    fitted = _fitted_aggregator(args, long.votes)
+    estimator = getattr(fitted, "best_estimator_", fitted)  # the selector's choice
     votes_per_task = (long.votes >= 0).sum(axis=1)
     n_votes = int(votes_per_task.sum())
     print(
@@ -380,24 +458,23 @@ def report(args, out):
           "tasks with two votes or more)", file=out)
 
     try:
-        workers = worker_report(estimator, long.votes, known=known,
+        workers = worker_report(estimator, long, known=known,
                                 confidence_level=args.confidence_level)
-        tasks = task_report(estimator, long.votes, known=known)
+        tasks = task_report(estimator, long, known=known)
     except (ValueError, TypeError) as exc:
         raise CommandError(str(exc)) from exc
     labels = long.classes[np.asarray(estimator.classes_)]
     tasks["label"] = long.classes[tasks["label"].to_numpy()]
+    summary = f"\nAggregated with {_chosen(fitted)}"
     if known is not None:
         is_known = known >= 0
         tasks["known"] = np.where(is_known, long.classes[np.maximum(known, 0)], None)
         n_known = int(is_known.sum())
         correct = tasks["correct"].to_numpy(dtype=bool, na_value=False)
-        print(f"\nAggregated with {type(estimator).__name__}: accuracy on the {n_known} known "
-              f"tasks {correct.sum() / max(n_known, 1):.3f}"
-              + (f" ({unvoted} known tasks without votes left out)." if unvoted else "."),
-              file=out)
-    workers.index = long.workers[workers.index.to_numpy()]
-    tasks.index = long.tasks[tasks.index.to_numpy()]
+        summary += (f": accuracy on the {n_known} known tasks "
+                    f"{correct.sum() / max(n_known, 1):.3f}"
+                    + (f" ({unvoted} known tasks without votes left out)" if unvoted else ""))
+    print(summary + ".", file=out)
     workers = workers.sort_values("review_rank")
 
     top = workers.head(args.top)
@@ -453,6 +530,25 @@ def fetch(args, out):
 # ---------------------------------------------------------------------------
 
 
+def _add_method_arguments(parser, what):
+    """``--method``, ``--param`` and ``--duplicates`` of a command that fits an aggregator."""
+    parser.add_argument(
+        "--method", type=_method, default="DawidSkene", metavar="METHOD",
+        help=f"{what} (default ds)",
+    )
+    parser.add_argument(
+        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
+        help="a parameter of the method (repeatable), e.g. --param tol=1e-6; the value is read "
+        "as a Python literal (1e-6, 3, True, None, 'a', [1, 2]) where it parses, else as a "
+        "string. A method with a random_state gets random_state=0 unless given one",
+    )
+    parser.add_argument(
+        "--duplicates", choices=["raise", "first", "last"], default="raise",
+        help="a worker's repeated votes on a task: an error, or keep the first or the last "
+        "row in file order (default raise)",
+    )
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m skcrowd",
@@ -461,7 +557,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p_demo = sub.add_parser(
-        "demo",
+        "demo", formatter_class=_MethodsHelpFormatter,
         help="simulate a crowd on scikit-learn's digits and compare the aggregators",
         description=(
             "Simulate 50 workers (accuracies 0.5-0.95, look-alike digit confusions, spammers, "
@@ -471,10 +567,15 @@ def build_parser():
         ),
     )
     p_demo.add_argument("--seed", type=int, default=0, help="random seed of the crowd (default 0)")
+    p_demo.add_argument(
+        "--method", type=_method, action="append", metavar="METHOD",
+        help="compare this method (repeatable) instead of majority vote, Dawid-Skene, weighted "
+        "Dawid-Skene and GLAD",
+    )
     p_demo.set_defaults(handler=demo)
 
     p_agg = sub.add_parser(
-        "aggregate",
+        "aggregate", formatter_class=_MethodsHelpFormatter,
         help="aggregate a long-format votes CSV into one label per task",
         description=(
             "Read votes in long format (one row per vote: task, worker, label), aggregate them "
@@ -484,42 +585,37 @@ def build_parser():
             "integers (and sorted as numbers) when every label parses as an integer."
         ),
         epilog=(
-            "example: python -m skcrowd aggregate votes.csv --method ds -o labels.csv "
-            "--all-proba --max-iter 50 --param tol=1e-6"
+            "examples: python -m skcrowd aggregate votes.csv --method ds -o labels.csv "
+            "--proba --max-iter 50 --param tol=1e-6; python -m skcrowd aggregate votes.csv "
+            "--method auto --duplicates first"
         ),
     )
     p_agg.add_argument(
         "votes", metavar="VOTES.csv", help="votes CSV with a header row ('-': stdin)"
     )
-    p_agg.add_argument(
-        "--method", choices=sorted(AGGREGATORS), default="ds",
-        help="mv: majority vote, ds: Dawid-Skene, wds: weighted Dawid-Skene, glad: GLAD "
-        "(default ds)",
-    )
+    _add_method_arguments(p_agg, "the aggregator")
     p_agg.add_argument("-o", "--output", default="-", help="output CSV (default: stdout)")
     p_agg.add_argument("--task-col", default="task", help="task id column (default 'task')")
     p_agg.add_argument("--worker-col", default="worker", help="worker id column (default 'worker')")
     p_agg.add_argument("--label-col", default="label", help="label column (default 'label')")
     p_agg.add_argument("--delimiter", default=",", help="field delimiter (default ',')")
     p_agg.add_argument(
-        "--all-proba", action="store_true",
+        "--proba", "--all-proba", action="store_true", dest="all_proba",
         help="add one column proba_<label> per class with the aggregated probabilities",
     )
     p_agg.add_argument(
-        "--max-iter", type=int, help="maximum number of EM iterations (ds, wds, glad)"
+        "--max-iter", type=int,
+        help="maximum number of iterations of the method (--param max_iter=N)",
     )
     p_agg.add_argument(
         "--smoothing", type=float,
-        help="Dirichlet smoothing of the confusion counts (ds, wds)",
-    )
-    p_agg.add_argument(
-        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
-        help="any parameter of the aggregator (repeatable), e.g. --param tol=1e-6",
+        help="the method's smoothing (--param smoothing=X): of the confusion counts for ds "
+        "and wds",
     )
     p_agg.set_defaults(handler=aggregate)
 
     p_rep = sub.add_parser(
-        "report",
+        "report", formatter_class=_MethodsHelpFormatter,
         help="write the worker and task quality reports of a votes CSV, print the agreement",
         description=(
             "Read votes in long format (one row per vote: task, worker, label), aggregate them, "
@@ -541,10 +637,8 @@ def build_parser():
         help="CSV of known labels (control tasks), columns named like the votes' task and "
         "label columns; adds the accuracy of each worker on them",
     )
-    p_rep.add_argument(
-        "--method", choices=sorted(AGGREGATORS), default="ds",
-        help="aggregator whose worker model and posteriors make the reports (default ds)",
-    )
+    _add_method_arguments(p_rep, "the aggregator whose worker model and posteriors make the "
+                          "reports (with auto, the one the selector chose)")
     p_rep.add_argument("-o", "--output-dir", default=".",
                        help="folder of the two report files (default: the current folder)")
     p_rep.add_argument("--task-col", default="task", help="task id column (default 'task')")
@@ -563,10 +657,6 @@ def build_parser():
     p_rep.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     p_rep.add_argument("--top", type=int, default=10,
                        help="number of workers to review printed (default 10)")
-    p_rep.add_argument(
-        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
-        help="any parameter of the aggregator (repeatable), e.g. --param smoothing=1",
-    )
     p_rep.set_defaults(handler=report)
 
     p_fetch = sub.add_parser(

@@ -33,8 +33,11 @@ fitted attributes the aggregator has:
    answers on the posterior mass of class ``k``; NaN where there is none).
 
 The missing-vote marker is the aggregator's ``missing_label`` parameter; the
-worker ids are the columns of a DataFrame of votes, else the aggregator's
-``feature_names_in_`` or ``worker_ids_``, else ``0 .. n_workers - 1``.
+worker ids are the columns of a DataFrame of votes or the ``workers`` of the
+:class:`~skcrowd.LongVotes` that :func:`~skcrowd.votes_from_long` returns
+(given as ``votes``), else the aggregator's ``feature_names_in_`` or
+``worker_ids_``, else ``0 .. n_workers - 1``; the task ids likewise, from the
+DataFrame's index or the ``tasks`` of the LongVotes.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .metrics._gold import _check_proba
-from .votes import check_known_labels, check_votes
+from .votes import LongVotes, check_known_labels, check_votes
 
 __all__ = ["worker_report", "task_report", "spammer_score"]
 
@@ -189,6 +192,8 @@ def _read_votes(aggregator, votes, known, caller):
             f"{caller} takes a votes matrix in memory (array, sparse matrix or DataFrame), "
             f"got {type(votes).__name__}; read long-format votes with skcrowd.votes_from_long."
         )
+    if isinstance(votes, LongVotes):
+        votes = votes.votes
     params = aggregator.get_params() if hasattr(aggregator, "get_params") else {}
     missing_label = params.get("missing_label", -1)
     classes = np.asarray(aggregator.classes_)
@@ -212,6 +217,8 @@ def _read_votes(aggregator, votes, known, caller):
 
 def _ids(votes, aggregator, axis):
     """Task (axis 0) or worker (axis 1) ids of a votes matrix."""
+    if isinstance(votes, LongVotes):
+        return votes.tasks if axis == 0 else votes.workers
     if hasattr(votes, "columns") and hasattr(votes, "index"):
         return np.asarray(votes.index if axis == 0 else votes.columns)
     if axis == 1:
@@ -313,8 +320,10 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
         able to predict) ``votes``; its worker model is read as described in
         :mod:`skcrowd.quality` (``confusion_matrices_``, else
         ``worker_accuracies_``, else the posterior confusion).
-    votes : array-like or sparse matrix of shape (n_tasks, n_workers)
-        The votes, with the aggregator's ``missing_label`` and workers.
+    votes : array-like, sparse matrix or LongVotes of shape (n_tasks, n_workers)
+        The votes, with the aggregator's ``missing_label`` and workers; the
+        result of :func:`~skcrowd.votes_from_long` (the aggregator fitted on its
+        ``votes``) keys the report by its task and worker ids.
     known : array-like of shape (n_tasks,), default=None
         Known label of each task (control tasks), the aggregator's
         ``missing_label`` (or None / NaN) where unknown. The aggregator does
@@ -469,8 +478,10 @@ def task_report(aggregator, votes, *, known=None):
     ----------
     aggregator : fitted aggregator
         Any estimator with ``classes_`` and ``predict_proba``.
-    votes : array-like or sparse matrix of shape (n_tasks, n_workers)
-        The votes, with the aggregator's ``missing_label`` and workers.
+    votes : array-like, sparse matrix or LongVotes of shape (n_tasks, n_workers)
+        The votes, with the aggregator's ``missing_label`` and workers; the
+        result of :func:`~skcrowd.votes_from_long` (the aggregator fitted on its
+        ``votes``) keys the report by its task and worker ids.
     known : array-like of shape (n_tasks,), default=None
         Known label of each task, the aggregator's ``missing_label`` (or
         None / NaN) where unknown.
@@ -478,8 +489,8 @@ def task_report(aggregator, votes, *, known=None):
     Returns
     -------
     pandas.DataFrame
-        Indexed by task (the index of a DataFrame of votes, else
-        ``0 .. n_tasks - 1``), with columns
+        Indexed by task (the index of a DataFrame of votes, the ``tasks`` of
+        a LongVotes, else ``0 .. n_tasks - 1``), with columns
 
         - ``n_votes``: number of votes;
         - ``label``: the aggregated label (most probable class, the first on

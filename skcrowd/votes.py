@@ -877,7 +877,47 @@ def _as_ints_if_possible(values):
         return values
 
 
-def votes_from_long(data=None, task="task", worker="worker", label="label", *, sparse=False):
+class _DuplicateVoteError(ValueError):
+    """A worker voted more than once on a task of long-format votes.
+
+    Raised by :func:`votes_from_long` with ``duplicates="raise"``; ``task`` and
+    ``worker`` are the ids of the first repeated pair, ``rows`` the positions
+    (from 0) of its rows in the long data.
+    """
+
+    def __init__(self, task, worker, rows):
+        self.task, self.worker, self.rows = task, worker, rows
+        super().__init__(
+            f"worker {_fmt(worker)} voted more than once on task {_fmt(task)} (rows of the "
+            f"long data: {rows[:5]}); keep one vote per (task, worker), or pass "
+            "duplicates='first' or 'last'."
+        )
+
+
+_DUPLICATE_POLICIES = ("raise", "first", "last")
+
+
+def _one_vote_per_pair(key, duplicates):
+    """Rows (sorted) to keep of the votes of keys ``key`` (one per (task, worker) pair).
+
+    ``duplicates``: "first" or "last" keeps the first or last row of each key in row
+    order; "raise" keeps all the rows and returns the rows of the repeated key that comes
+    first in row order too (None when no key repeats).
+    """
+    if duplicates == "last":
+        _, from_end = np.unique(key[::-1], return_index=True)
+        return np.sort(len(key) - 1 - from_end), None
+    _, first, count = np.unique(key, return_index=True, return_counts=True)
+    if duplicates == "first":
+        return np.sort(first), None
+    repeated = None
+    if (count > 1).any():  # the repeated key whose first row comes first
+        repeated = np.flatnonzero(key == key[first[count > 1].min()])
+    return np.arange(len(key)), repeated
+
+
+def votes_from_long(data=None, task="task", worker="worker", label="label", *, sparse=False,
+                    duplicates="raise"):
     """Build a votes matrix from long-format votes (one row per vote).
 
     Parameters
@@ -891,6 +931,12 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
     sparse : bool, default=False
         Return a ``scipy.sparse.csr_array`` (stored entries are votes) instead
         of a dense array: use it when ``n_tasks * n_workers`` is large.
+    duplicates : {"raise", "first", "last"}, default="raise"
+        What to do when a worker voted more than once on a task (a repeated
+        ``(task, worker)`` pair, even with the same label): raise a ValueError
+        naming the pair and its rows, or keep the first or the last of its rows
+        in the order of the long data. The classes are the labels of the votes
+        kept; every row is checked, the dropped ones included.
 
     Returns
     -------
@@ -902,7 +948,8 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
     Raises
     ------
     ValueError
-        If a column is missing or of the wrong length, a value is missing, or
+        If a column is missing or of the wrong length, a value is missing,
+        ``duplicates`` is not one of its values, or (``duplicates="raise"``)
         one worker voted twice on one task.
 
     See Also
@@ -919,7 +966,23 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
            [ 1, -1]])
     >>> lv.tasks.tolist(), lv.workers.tolist(), lv.classes.tolist()
     (['a', 'b'], [10, 11], ['cat', 'dog'])
+
+    Worker 10 voted twice on task "a" (first "cat", then "dog"); keep the first or the last:
+
+    >>> task, worker = ["a", "a", "b", "a"], [10, 11, 10, 10]
+    >>> label = ["cat", "cat", "dog", "dog"]
+    >>> votes_from_long(None, task, worker, label, duplicates="first").votes
+    array([[ 0,  0],
+           [ 1, -1]])
+    >>> votes_from_long(None, task, worker, label, duplicates="last").votes
+    array([[ 1,  0],
+           [ 1, -1]])
     """
+    if not (isinstance(duplicates, str) and duplicates in _DUPLICATE_POLICIES):
+        raise ValueError(
+            f"duplicates must be one of {', '.join(map(repr, _DUPLICATE_POLICIES))}, "
+            f"got {duplicates!r}."
+        )
     cols = {}
     for key, what in ((task, "task"), (worker, "worker"), (label, "label")):
         cols[what] = _column(data, key, what) if data is not None else _column(None, key, what)
@@ -953,14 +1016,15 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
     (tasks, t), (workers, w), (classes, lab) = encoded["task"], encoded["worker"], encoded["label"]
     n_t, n_w = len(tasks), len(workers)
     key = t * n_w + w
-    uniq, first, cnt = np.unique(key, return_index=True, return_counts=True)
-    if (cnt > 1).any():
-        i = first[np.argmax(cnt > 1)]
-        raise ValueError(
-            f"worker {_fmt(workers[w[i]])} voted more than once on task {_fmt(tasks[t[i]])} "
-            f"(rows of the long data: {np.flatnonzero(key == key[i]).tolist()[:5]}); "
-            "keep one vote per (task, worker)."
-        )
+    keep, repeated = _one_vote_per_pair(key, duplicates)
+    if repeated is not None:
+        i = repeated[0]
+        raise _DuplicateVoteError(tasks[t[i]], workers[w[i]], repeated.tolist())
+    if len(keep) < len(key):
+        t, w, lab = t[keep], w[keep], lab[keep]
+        used = np.unique(lab)
+        if len(used) < len(classes):  # a label only of dropped rows is no class
+            classes, lab = classes[used], np.searchsorted(used, lab)
     if sparse:
         votes = sp.csr_array((lab, (t, w)), shape=(n_t, n_w))
     else:
@@ -970,7 +1034,7 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
 
 
 def aggregate_long(aggregator, data=None, task="task", worker="worker", label="label", *,
-                   proba=False):
+                   proba=False, duplicates="raise"):
     """Fit an aggregator on long-format votes and give one result per task id (as crowd-kit).
 
     A convenience outside the estimators, whose ``fit_predict`` keeps scikit-learn's contract
@@ -990,6 +1054,9 @@ def aggregate_long(aggregator, data=None, task="task", worker="worker", label="l
         Column names in ``data``, or the columns themselves.
     proba : bool, default=False
         Return the soft labels (``predict_proba``) instead of the labels.
+    duplicates : {"raise", "first", "last"}, default="raise"
+        A worker's repeated votes on a task: an error, or the first or last row kept;
+        see :func:`votes_from_long`.
 
     Returns
     -------
@@ -1023,7 +1090,8 @@ def aggregate_long(aggregator, data=None, task="task", worker="worker", label="l
             f"{type(aggregator).__name__}; feature models take the votes matrix of "
             "votes_from_long as y."
         )
-    votes, tasks, _, classes = votes_from_long(data, task, worker, label, sparse=True)
+    votes, tasks, _, classes = votes_from_long(data, task, worker, label, sparse=True,
+                                               duplicates=duplicates)
     index = pd.Index(tasks, name=task if isinstance(task, str) else "task")
     if proba:
         out = np.asarray(aggregator.fit(votes).predict_proba(votes))

@@ -338,3 +338,98 @@ def test_aggregate_long_takes_only_class_aggregators(estimator):
     # a rating aggregator would read class indices as ratings, a feature model wants y
     with pytest.raises(TypeError, match="needs an aggregator"):
         skcrowd.aggregate_long(estimator, LONG)
+
+
+# -- repeated (task, worker) rows: duplicates="raise" | "first" | "last" (issue 36, item 5) -----
+
+# worker "b" answered task "t1" three times (rows 1, 3 and 5): "cat", then "cat", then "dog";
+# "bird" only ever appears in row 3, so it is a class only where that row is kept
+REPEATED = pd.DataFrame({"task": ["t1", "t1", "t2", "t1", "t2", "t1"],
+                         "worker": ["a", "b", "a", "b", "b", "b"],
+                         "label": ["cat", "cat", "dog", "bird", "dog", "dog"]})
+
+
+def _kept(lv):
+    """{(task, worker): label} of a LongVotes."""
+    v = check_votes(lv.votes, n_classes=len(lv.classes))
+    return {(lv.tasks[t], lv.workers[w]): lv.classes[k]
+            for t, w, k in zip(v.task, v.worker, v.label)}
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_votes_from_long_keeps_the_first_or_last_repeated_vote(sparse):
+    first = skcrowd.votes_from_long(REPEATED, duplicates="first", sparse=sparse)
+    assert _kept(first) == {("t1", "a"): "cat", ("t1", "b"): "cat", ("t2", "a"): "dog",
+                            ("t2", "b"): "dog"}
+    assert first.classes.tolist() == ["cat", "dog"]  # "bird" was only in a dropped row
+    last = skcrowd.votes_from_long(REPEATED, duplicates="last", sparse=sparse)
+    assert _kept(last) == {**_kept(first), ("t1", "b"): "dog"}
+    assert last.classes.tolist() == ["cat", "dog"]
+    # the same as the table without the dropped rows
+    for lv, rows in ((first, [0, 1, 2, 4]), (last, [0, 2, 4, 5])):
+        alone = skcrowd.votes_from_long(REPEATED.iloc[rows], sparse=sparse)
+        assert _kept(alone) == _kept(lv)
+        assert np.array_equal(check_votes(alone.votes).to_dense(),
+                              check_votes(lv.votes).to_dense())
+
+
+def test_votes_from_long_exact_duplicates_are_one_vote():
+    frame = pd.concat([LONG, LONG.iloc[[4, 4, 0]]], ignore_index=True)  # rows 4 and 0 again
+    # of the two repeated pairs, the one whose first row comes first in the table is named
+    with pytest.raises(ValueError, match=r"^worker 0 voted more than once on task 0 \(rows of "
+                                         r"the long data: \[0, 20\]\); keep one vote per "
+                                         r"\(task, worker\), or pass duplicates='first' or "
+                                         r"'last'\.$"):
+        skcrowd.votes_from_long(frame)
+    for duplicates in ("first", "last"):
+        assert np.array_equal(skcrowd.votes_from_long(frame, duplicates=duplicates).votes, VOTES)
+
+
+def test_votes_from_long_names_the_repeated_rows_by_default():
+    with pytest.raises(ValueError, match=r"worker 'b' voted more than once on task 't1' "
+                                         r"\(rows of the long data: \[1, 3, 5\]\).*"
+                                         r"duplicates='first' or 'last'"):
+        skcrowd.votes_from_long(REPEATED)
+
+
+@pytest.mark.parametrize("duplicates", ["keep", "First", None, True, ["first"]])
+def test_votes_from_long_validates_duplicates(duplicates):
+    message = (r"duplicates must be one of 'raise', 'first', 'last', got "
+               + re.escape(repr(duplicates)))
+    with pytest.raises(ValueError, match=message):
+        skcrowd.votes_from_long(REPEATED, duplicates=duplicates)
+    with pytest.raises(ValueError, match=message):  # before any work on the table
+        skcrowd.aggregate_long(skcrowd.MajorityVote(), REPEATED, duplicates=duplicates)
+
+
+def test_aggregate_long_takes_the_duplicate_policy():
+    with pytest.raises(ValueError, match="duplicates='first' or 'last'"):
+        skcrowd.aggregate_long(skcrowd.MajorityVote(), REPEATED)
+    # t1: a "cat" and b's first "cat", or b's last "dog" (a tie: the first class, "cat")
+    first = skcrowd.aggregate_long(skcrowd.MajorityVote(), REPEATED, duplicates="first",
+                                   proba=True)
+    last = skcrowd.aggregate_long(skcrowd.MajorityVote(), REPEATED, duplicates="last",
+                                  proba=True)
+    assert list(first.columns) == list(last.columns) == ["cat", "dog"]
+    assert np.allclose(first.to_numpy(), [[1, 0], [0, 1]])
+    assert np.allclose(last.to_numpy(), [[0.5, 0.5], [0, 1]])
+
+
+# -- reports keyed by the ids of votes_from_long (issue 36, item 8) ------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_reports_of_long_votes_are_keyed_by_task_and_worker_ids(sparse):
+    # integer worker ids that are not the column positions (as "w82" was column 81)
+    frame = LONG.assign(worker=LONG["worker"] * 10 + 82, task="q" + LONG["task"].astype(str))
+    lv = skcrowd.votes_from_long(frame, sparse=sparse)
+    ds = skcrowd.DawidSkene().fit(lv.votes)
+    by_id = skcrowd.worker_report(ds, lv)
+    by_position = skcrowd.worker_report(ds, lv.votes)
+    assert by_id.index.tolist() == [82, 92, 102] and by_id.index.name == "worker"
+    assert by_position.index.tolist() == [0, 1, 2]
+    columns = ["n_votes", "accuracy", "agreement", "spammer_score", "review_rank"]
+    assert np.array_equal(by_id[columns].to_numpy(), by_position[columns].to_numpy())
+    tasks = skcrowd.task_report(ds, lv, known=VOTES[:, 0])
+    assert tasks.index.tolist() == [f"q{i}" for i in range(6)] and tasks.index.name == "task"
+    assert tasks["label"].tolist() == ds.predict(lv.votes).tolist()
