@@ -115,7 +115,8 @@ def main(argv=None):
         order = sorted(scored, key=lambda k: -np.mean([s[0] for s in scored[k]]))
         for key in order:
             a = np.array(scored[key])
-            pick = ", ".join(f"{m.split(':')[1]} {c}" for m, c in picks.get(key, Counter()).most_common())
+            chosen = picks.get(key, Counter()).most_common()
+            pick = ", ".join(f"{m.split(':')[1]} {c}" for m, c in chosen)
             print(f"{key:38s} {a[:, 0].mean():9.4f} {100 * a[:, 1].mean():+10.2f}  {pick}")
 
 
