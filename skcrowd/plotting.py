@@ -62,6 +62,9 @@ _MAX_ANNOTATED_CLASSES = 10
 # (points) between a circle and its label.
 _REVIEW_MARKER_SIZE = 110
 _LABEL_GAP = 2.0
+# Where the worker-quality plot's legend may go, in order of preference.
+_LEGEND_PLACES = ("lower right", "upper right", "lower left", "upper left", "center right",
+                  "center left", "lower center", "upper center")
 _DEFAULT_N_WORKERS_SHOWN = 6
 
 
@@ -656,11 +659,25 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
                   else "estimated accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"Worker quality ({len(shown)} workers)")
+    ry = review[accuracy].to_numpy(dtype=np.float64)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best", fontsize=8)
-    _label_points(ax, rx, review[accuracy].to_numpy(dtype=np.float64),
-                  [str(worker) for worker in review.index], colors)
+        _legend_clear_of(ax, np.column_stack([x, y]), np.column_stack([rx, ry]))
+    _label_points(ax, rx, ry, [str(worker) for worker in review.index], colors)
     return ax
+
+
+def _legend_clear_of(ax, points, circled):
+    """The legend at the place of ``_LEGEND_PLACES`` that hides the fewest circled points, then
+    the fewest points (the first on ties); matplotlib's ``"best"`` weighs every point alike."""
+    figure = ax.figure
+    figure.draw_without_rendering()  # the final layout: where the points land
+    radius = np.sqrt(_REVIEW_MARKER_SIZE) / 2.0 * figure.dpi / 72.0
+    points, circled = ax.transData.transform(points), ax.transData.transform(circled)
+    hidden = []
+    for place in _LEGEND_PLACES:
+        box = ax.legend(loc=place, fontsize=8).get_window_extent()
+        hidden.append((box.padded(radius).count_contains(circled), box.count_contains(points)))
+    ax.legend(loc=_LEGEND_PLACES[min(range(len(hidden)), key=hidden.__getitem__)], fontsize=8)
 
 
 def _label_points(ax, x, y, labels, colors):

@@ -67,6 +67,9 @@ def test_worker_quality_labels_do_not_overlap():
         assert ax.bbox.y0 <= boxes[a].y0 and boxes[a].y1 <= ax.bbox.y1
         for b in range(a):
             assert not boxes[a].overlaps(boxes[b]), (texts[a], texts[b])
+    # the legend hides no circled worker
+    circled = ax.transData.transform(np.column_stack([n_votes[:10], accuracy[:10]]))
+    assert ax.get_legend().get_window_extent().count_contains(circled) == 0
     # red circles: below chance only; the others of the review list in orange
     circles = {c.get_label(): c for c in ax.collections}
     red = circles["to review: below chance (1)"]
