@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
@@ -169,8 +170,6 @@ class FixedPosterior(BaseEstimator):
 
 
 def test_below_chance_is_a_one_sided_binomial_test_hand_computed():
-    from scipy.stats import binom
-
     proba = np.eye(2)[[0, 0, 0, 1, 1, 1]]  # the aggregate: tasks 0-2 class 0, 3-5 class 1
     votes = np.array([
         # flips every label; agrees always; answers 1 on five tasks; answers 0 on the 0s
@@ -190,6 +189,19 @@ def test_below_chance_is_a_one_sided_binomial_test_hand_computed():
     # the level is 1 - confidence_level: p = 1/64 is not below 1 %
     assert not worker_report(FixedPosterior(proba).fit(votes), votes,
                              confidence_level=0.99)["below_chance"].any()
+
+
+@pytest.mark.parametrize("n_votes, flagged", [(4, False), (5, True)])
+def test_below_chance_needs_votes(n_votes, flagged):
+    # every vote wrong on tasks of two classes dealt half and half (chance 1/2): p = 1/2^n,
+    # below 5 % from 5 votes on
+    labels = np.arange(n_votes) % 2
+    proba = np.eye(2)[labels]
+    votes = np.column_stack([1 - labels, labels])
+    report = worker_report(FixedPosterior(proba).fit(votes), votes)
+    assert report.loc[0, "below_chance_pvalue"] == pytest.approx(binom.cdf(
+        0, n_votes, report.loc[0, "chance_agreement"]))
+    assert report["below_chance"].tolist() == [flagged, False]
 
 
 def test_perfect_workers_are_never_below_chance():
