@@ -30,10 +30,10 @@ fitted attributes the aggregator has:
    ``a_j`` on the diagonal and ``(1 - a_j) / (n_classes - 1)`` elsewhere;
 3. neither: the *posterior confusion*, each worker's votes counted against
    the posteriors of their tasks (row ``k``: the distribution of their
-   answers on the posterior mass of class ``k``; NaN where their tasks carry
-   less than one task's worth of it, as a soft posterior puts a trace of
-   every class on every task: a worker seen on one class only must not look
-   like a spammer, whose rows are all the same).
+   answers on the posterior mass of class ``k``; NaN where the aggregate
+   labels none of their tasks ``k``: a soft posterior puts a trace of every
+   class on every task, and rows read from traces would make a worker seen
+   on one class only look like a spammer, whose rows are all the same).
 
 The missing-vote marker is the aggregator's ``missing_label`` parameter; the
 worker ids are the columns of a DataFrame of votes, else the aggregator's
@@ -60,9 +60,6 @@ __all__ = ["worker_report", "task_report", "spammer_score"]
 
 # Rows of a confusion matrix must sum to one within this tolerance.
 _ROW_SUM_ATOL = 1e-6
-# A row of a posterior confusion is known where the worker's tasks carry at least this much
-# posterior mass of its class (one task's worth).
-_MIN_ROW_MASS = 1.0
 
 
 def _pandas():
@@ -229,15 +226,19 @@ def _ids(votes, aggregator, axis):
     return None
 
 
-def _worker_model(aggregator, soft_counts):
-    """Confusion matrices ``(n_workers, K, K)`` and the attribute they were read from."""
+def _worker_model(aggregator, soft_counts, seen):
+    """Confusion matrices ``(n_workers, K, K)`` and the attribute they were read from.
+
+    ``seen[j, k]``: whether a task of worker ``j`` is aggregated to class ``k`` (the known rows
+    of a posterior confusion).
+    """
     n_workers, K, _ = soft_counts.shape
     fitted = _fitted_worker_model(aggregator, n_workers, K)
     if fitted is not None:
         return fitted
     mass = soft_counts.sum(axis=2, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mass >= _MIN_ROW_MASS, soft_counts / mass, np.nan), "posterior"
+        return np.where(seen[:, :, None], soft_counts / mass, np.nan), "posterior"
 
 
 def _fitted_worker_model(aggregator, n_workers, K):
@@ -296,27 +297,27 @@ def _accuracy_interval(right, right_variance, n, confidence_level):
     return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
-def _chance_test(v, label, n_classes):
-    """Agreements with ``label``, chance agreement and p-value of each worker being below it.
+def _per_worker(v, values, n_classes):
+    """``[j, k]``: the votes of worker ``j`` whose ``values`` (one per vote) are ``k``."""
+    return np.bincount(v.worker * n_classes + values,
+                       minlength=v.n_workers * n_classes).reshape(v.n_workers, n_classes)
 
-    ``agrees[j]``: votes of ``j`` equal to their task's ``label``;
-    ``chance[j] = sum_k q_jk r_jk``, the agreement expected if ``j``'s answers
-    were dealt at random to their tasks (``q``: share of the tasks labelled
-    ``k``, ``r``: share of the answers ``k``); ``pvalue[j] = P(B <= agrees[j])``
-    for ``B ~ Binomial(n_j, chance[j])`` (NaN without votes).
+
+def _chance_test(agrees, task_classes, answers):
+    """Chance agreement and p-value of each worker agreeing less with the aggregate.
+
+    ``agrees[j]``: votes of ``j`` equal to their task's aggregated label;
+    ``task_classes[j, k]``, ``answers[j, k]``: their tasks aggregated to ``k``, their answers
+    ``k``. ``chance[j] = sum_k q_jk r_jk`` (the shares), the agreement expected if ``j``'s
+    answers were dealt at random to their tasks; ``pvalue[j] = P(B <= agrees[j])`` for
+    ``B ~ Binomial(n_j, chance[j])``. NaN without votes.
     """
-    K = n_classes
-    task_label = label[v.task]
-    agrees = np.bincount(v.worker[v.label == task_label], minlength=v.n_workers)
-    n_votes = v.votes_per_worker()
-    task_mix = np.bincount(v.worker * K + task_label, minlength=v.n_workers * K)
-    answer_mix = np.bincount(v.worker * K + v.label, minlength=v.n_workers * K)
+    n_votes = answers.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        chance = ((task_mix * answer_mix).reshape(v.n_workers, K).sum(axis=1)
-                  / n_votes.astype(np.float64) ** 2)
+        chance = (task_classes * answers).sum(axis=1) / n_votes.astype(np.float64) ** 2
     chance = np.where(n_votes > 0, np.clip(chance, 0.0, 1.0), np.nan)
     pvalue = np.where(n_votes > 0, binom.cdf(agrees, n_votes, np.nan_to_num(chance)), np.nan)
-    return agrees, chance, pvalue
+    return chance, pvalue
 
 
 # ---------------------------------------------------------------------------
@@ -411,8 +412,8 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
           systematic adversaries), then the others by increasing spammer
           score (the spammers first); NaN scores last;
         - ``confusion_matrix``: the worker's ``(n_classes, n_classes)``
-          matrix, rows the true class (NaN rows: classes the posterior never
-          put on their tasks).
+          matrix, rows the true class (for a posterior confusion, NaN rows:
+          classes the aggregate gave none of their tasks).
 
         ``report.attrs`` holds ``"worker_model"`` (``"confusion_matrices_"``,
         ``"worker_accuracies_"`` or ``"posterior"``), ``"classes"`` and
@@ -457,8 +458,11 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
         # predict_proba reads it
         _fitted_worker_model(aggregator, aggregator.n_features_in_, len(aggregator.classes_))
     v, proba, known_class = _read_votes(aggregator, votes, known, "worker_report")
+    K = proba.shape[1]
+    label = np.argmax(proba, axis=1)
+    task_classes = _per_worker(v, label[v.task], K)
     soft = _soft_confusion_counts(v, proba)
-    confusions, source = _worker_model(aggregator, soft)
+    confusions, source = _worker_model(aggregator, soft, task_classes > 0)
     n_votes = v.votes_per_worker()
 
     # accuracy: expected share of right votes under the posteriors, and its variance
@@ -469,8 +473,8 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
     with np.errstate(divide="ignore", invalid="ignore"):
         accuracy = np.where(n_votes > 0, right / n_votes, np.nan)
     low, high = _accuracy_interval(right, right_variance, n_votes, confidence_level)
-    label = np.argmax(proba, axis=1)
-    agrees, chance, pvalue = _chance_test(v, label, proba.shape[1])
+    agrees = np.bincount(v.worker[v.label == label[v.task]], minlength=v.n_workers)
+    chance, pvalue = _chance_test(agrees, task_classes, _per_worker(v, v.label, K))
     below_chance = pvalue < 1.0 - confidence_level
 
     score = spammer_score(confusions)
