@@ -61,10 +61,13 @@ print("kinds of the first 6 workers to review:",
       kinds[report.sort_values("review_rank").index[:6]].tolist())
 
 # %%
-# Adversarial workers come first in the review list (their accuracy is
-# below that of random answers), then the spammers (spammer score near 0).
-# The adversarial workers have a *high* spammer score: their answers carry
-# information that Dawid-Skene's confusion matrices turn around.
+# Adversarial workers come first in the review list, circled in red: they
+# agree with the aggregate less often than their answers dealt at random
+# would, by a one-sided binomial test (``below_chance``; a worker whose
+# votes all agree is never flagged). Then the spammers (spammer score near
+# 0), circled in orange. The adversarial workers have a *high* spammer
+# score: their answers carry information that Dawid-Skene's confusion
+# matrices turn around.
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
 plot_worker_quality(report, n_review=6, ax=axes[0])
 plot_worker_quality(report, accuracy="known_accuracy", n_review=6, ax=axes[1])

@@ -58,6 +58,13 @@ __all__ = [
 _CONFUSION_ATTRIBUTES = ("confusion_matrices_", "annotator_confusions_")
 # Largest number of classes whose matrix cells are annotated with their value.
 _MAX_ANNOTATED_CLASSES = 10
+# Worker-quality plot: size (points^2) of the circles of the workers to review, and the gap
+# (points) between a circle and its label.
+_REVIEW_MARKER_SIZE = 110
+_LABEL_GAP = 2.0
+# Where the worker-quality plot's legend may go, in order of preference.
+_LEGEND_PLACES = ("lower right", "upper right", "lower left", "upper left", "center right",
+                  "center left", "lower center", "upper center")
 _DEFAULT_N_WORKERS_SHOWN = 6
 
 
@@ -567,8 +574,12 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
     One point per worker, coloured by spammer score (Raykar & Yu, 2012: 0
     answers at random, 1 fully informative), with the accuracy interval as a
     vertical bar. The first ``n_review`` workers of the review list
-    (``review_rank``) are circled in red and labelled with their id: the
-    workers below chance, then those closest to spammers. The dotted line is
+    (``review_rank``) are circled and labelled with their id: in red those
+    below chance (``below_chance``: a test, never a worker whose votes all
+    agree with the aggregate), in orange the others, those closest to
+    spammers. Workers drawn at one point share one label (their ids in review
+    order); labels are placed clear of each other, with a thin line to
+    their point when set apart. The dotted line is
     the accuracy of uniform random answers, ``1 / n_classes``. Workers
     without votes (or, for ``accuracy="known_accuracy"``, without votes on
     known tasks) are not drawn.
@@ -607,8 +618,8 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
     >>> len(ax.collections[0].get_offsets()), sorted(int(t.get_text()) for t in ax.texts)
     (12, [4, 6, 11])
     """
-    required = {"n_votes", "spammer_score", "review_rank", accuracy, f"{accuracy}_low",
-                f"{accuracy}_high"}
+    required = {"n_votes", "spammer_score", "below_chance", "review_rank", accuracy,
+                f"{accuracy}_low", f"{accuracy}_high"}
     missing = sorted(required - set(getattr(report, "columns", ())))
     if accuracy not in ("accuracy", "known_accuracy") or missing:
         raise ValueError(
@@ -627,14 +638,15 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
     points = ax.scatter(x, y, c=shown["spammer_score"].to_numpy(dtype=np.float64), s=28,
                         cmap="viridis", vmin=0.0, vmax=1.0, zorder=3, edgecolors="none")
     ax.vlines(x, low, high, color="0.7", linewidth=1, zorder=1)
-    review = shown[shown["review_rank"] <= n_review].sort_values("review_rank")
-    if len(review):
-        rx = (review["n_known"] if accuracy == "known_accuracy" else review["n_votes"])
-        ax.scatter(rx, review[accuracy], s=110, facecolors="none", edgecolors="C3",
-                   linewidths=1.5, zorder=4, label=f"first {len(review)} to review")
-        for worker, (px, py) in zip(review.index, zip(rx, review[accuracy])):
-            ax.annotate(str(worker), (px, py), textcoords="offset points", xytext=(6, 4),
-                        fontsize=8, color="C3")
+    review = shown[shown["review_rank"] <= n_review].sort_values("review_rank", kind="stable")
+    rx = (review["n_known"] if accuracy == "known_accuracy" else review["n_votes"]).to_numpy()
+    flagged = review["below_chance"].to_numpy(dtype=bool)
+    colors = np.where(flagged, "C3", "C1")
+    for mask, name in ((flagged, "below chance"), (~flagged, "closest to spammers")):
+        if mask.any():
+            ax.scatter(rx[mask], review[accuracy].to_numpy()[mask], s=_REVIEW_MARKER_SIZE,
+                       facecolors="none", edgecolors=colors[mask][0], linewidths=1.5,
+                       zorder=4, label=f"to review: {name} ({mask.sum()})")
     classes = report.attrs.get("classes")
     if classes:
         ax.axhline(1.0 / len(classes), linestyle=":", color="gray",
@@ -647,9 +659,86 @@ def plot_worker_quality(report, *, accuracy="accuracy", n_review=10, ax=None):
                   else "estimated accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"Worker quality ({len(shown)} workers)")
+    ry = review[accuracy].to_numpy(dtype=np.float64)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best", fontsize=8)
+        _legend_clear_of(ax, np.column_stack([x, y]), np.column_stack([rx, ry]))
+    _label_points(ax, rx, ry, [str(worker) for worker in review.index], colors)
     return ax
+
+
+def _legend_clear_of(ax, points, circled):
+    """The legend at the place of ``_LEGEND_PLACES`` that hides the fewest circled points, then
+    the fewest points (the first on ties); matplotlib's ``"best"`` weighs every point alike."""
+    figure = ax.figure
+    figure.draw_without_rendering()  # the final layout: where the points land
+    radius = np.sqrt(_REVIEW_MARKER_SIZE) / 2.0 * figure.dpi / 72.0
+    points, circled = ax.transData.transform(points), ax.transData.transform(circled)
+    hidden = []
+    for place in _LEGEND_PLACES:
+        box = ax.legend(loc=place, fontsize=8).get_window_extent()
+        hidden.append((box.padded(radius).count_contains(circled), box.count_contains(points)))
+    ax.legend(loc=_LEGEND_PLACES[min(range(len(hidden)), key=hidden.__getitem__)], fontsize=8)
+
+
+def _label_points(ax, x, y, labels, colors):
+    """Label circled points without overlap: one label per position, placed around it.
+
+    Points drawn within a circle's radius of each other share one label (their
+    labels joined by commas, in the given order). Each label takes the first
+    place around its point, nearest first, inside the Axes and clear of the
+    labels and circles already placed; where none is free it takes the first.
+    A label away from its point gets a thin line to it.
+    """
+    if not len(labels):
+        return
+    figure = ax.figure
+    figure.draw_without_rendering()  # the final layout: where the points land
+    to_points = 72.0 / figure.dpi
+    radius = np.sqrt(_REVIEW_MARKER_SIZE) / 2.0
+    anchors = ax.transData.transform(np.column_stack([x, y])) * to_points
+    groups = []  # [position in points, point index, labels]
+    for i, (anchor, label) in enumerate(zip(anchors, labels)):
+        near = [g for g in groups if np.hypot(*(g[0] - anchor)) < radius]
+        if near:
+            near[0][2].append(label)
+        else:
+            groups.append([anchor, i, [label]])
+    frame = ax.bbox.extents * to_points
+    taken = [(gx - radius, gy - radius, gx + radius, gy + radius) for (gx, gy), _, _ in groups]
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(tuple(legend.get_window_extent().extents * to_points))
+    style = dict(textcoords="offset points", fontsize=8, ha="left", va="bottom", zorder=5)
+    for (gx, gy), i, names in groups:
+        text = ax.annotate(", ".join(names), (x[i], y[i]), xytext=(0, 0), **style)
+        extent = text.get_window_extent()
+        text.remove()
+        width, height = extent.width * to_points, extent.height * to_points
+        gap = radius + _LABEL_GAP
+        best = None
+        for step in range(4):
+            shift = step * height
+            for dx, dy in ((gap, gap / 2 + shift), (gap, -gap / 2 - height - shift),
+                           (-gap - width, gap / 2 + shift),
+                           (-gap - width, -gap / 2 - height - shift)):
+                box = (gx + dx, gy + dy, gx + dx + width, gy + dy + height)
+                inside = (box[0] >= frame[0] and box[1] >= frame[1] and box[2] <= frame[2]
+                          and box[3] <= frame[3])
+                if inside and not any(box[0] < t[2] and t[0] < box[2] and box[1] < t[3]
+                                      and t[1] < box[3] for t in taken):
+                    best = (dx, dy, box, step)
+                    break
+            if best is not None:
+                break
+        if best is None:
+            best = (gap, gap / 2, (gx + gap, gy + gap / 2, gx + gap + width,
+                                   gy + gap / 2 + height), 0)
+        dx, dy, box, step = best
+        line = dict(arrowstyle="-", color=colors[i], linewidth=0.5, shrinkA=0, shrinkB=radius)
+        text = ax.annotate(", ".join(names), (x[i], y[i]), xytext=(dx, dy), color=colors[i],
+                           arrowprops=line if step else None, **style)
+        text.set_in_layout(False)
+        taken.append(box)
 
 
 def plot_class_agreement(votes, *, missing_label=-1, classes=None, ax=None):

@@ -30,7 +30,10 @@ fitted attributes the aggregator has:
    ``a_j`` on the diagonal and ``(1 - a_j) / (n_classes - 1)`` elsewhere;
 3. neither: the *posterior confusion*, each worker's votes counted against
    the posteriors of their tasks (row ``k``: the distribution of their
-   answers on the posterior mass of class ``k``; NaN where there is none).
+   answers on the posterior mass of class ``k``; NaN where the aggregate
+   labels none of their tasks ``k``: a soft posterior puts a trace of every
+   class on every task, and rows read from traces would make a worker seen
+   on one class only look like a spammer, whose rows are all the same).
 
 The missing-vote marker is the aggregator's ``missing_label`` parameter; the
 worker ids are the columns of a DataFrame of votes or the ``workers`` of the
@@ -48,6 +51,7 @@ from numbers import Real
 import numpy as np
 from scipy.special import entr
 from scipy.stats import beta as beta_distribution
+from scipy.stats import binom
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
@@ -229,15 +233,19 @@ def _ids(votes, aggregator, axis):
     return None
 
 
-def _worker_model(aggregator, soft_counts):
-    """Confusion matrices ``(n_workers, K, K)`` and the attribute they were read from."""
+def _worker_model(aggregator, soft_counts, seen):
+    """Confusion matrices ``(n_workers, K, K)`` and the attribute they were read from.
+
+    ``seen[j, k]``: whether a task of worker ``j`` is aggregated to class ``k`` (the known rows
+    of a posterior confusion).
+    """
     n_workers, K, _ = soft_counts.shape
     fitted = _fitted_worker_model(aggregator, n_workers, K)
     if fitted is not None:
         return fitted
     mass = soft_counts.sum(axis=2, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mass > 0, soft_counts / mass, np.nan), "posterior"
+        return np.where(seen[:, :, None], soft_counts / mass, np.nan), "posterior"
 
 
 def _fitted_worker_model(aggregator, n_workers, K):
@@ -294,6 +302,29 @@ def _accuracy_interval(right, right_variance, n, confidence_level):
     a, b = mean * size, (1.0 - mean) * size
     low, high = beta_distribution.ppf(tail, a, b), beta_distribution.ppf(1.0 - tail, a, b)
     return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
+
+
+def _per_worker(v, values, n_classes):
+    """``[j, k]``: the votes of worker ``j`` whose ``values`` (one per vote) are ``k``."""
+    return np.bincount(v.worker * n_classes + values,
+                       minlength=v.n_workers * n_classes).reshape(v.n_workers, n_classes)
+
+
+def _chance_test(agrees, task_classes, answers):
+    """Chance agreement and p-value of each worker agreeing less with the aggregate.
+
+    ``agrees[j]``: votes of ``j`` equal to their task's aggregated label;
+    ``task_classes[j, k]``, ``answers[j, k]``: their tasks aggregated to ``k``, their answers
+    ``k``. ``chance[j] = sum_k q_jk r_jk`` (the shares), the agreement expected if ``j``'s
+    answers were dealt at random to their tasks; ``pvalue[j] = P(B <= agrees[j])`` for
+    ``B ~ Binomial(n_j, chance[j])``. NaN without votes.
+    """
+    n_votes = answers.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chance = (task_classes * answers).sum(axis=1) / n_votes.astype(np.float64) ** 2
+    chance = np.where(n_votes > 0, np.clip(chance, 0.0, 1.0), np.nan)
+    pvalue = np.where(n_votes > 0, binom.cdf(agrees, n_votes, np.nan_to_num(chance)), np.nan)
+    return chance, pvalue
 
 
 # ---------------------------------------------------------------------------
@@ -361,15 +392,37 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
           label (the most probable class, the first on ties);
         - ``spammer_score``: :func:`spammer_score` of the worker's confusion
           matrix (0: answers at random; 1: fully informative);
-        - ``below_chance``: whether ``accuracy`` is below that of a worker who
-          would give the same answers at random on tasks of the same
-          (posterior) classes: an adversarial worker, or a spammer by chance;
+        - ``chance_agreement``: the ``agreement`` expected by chance, if the
+          worker's answers were dealt at random to their tasks:
+          :math:`c_j = \sum_k q_{jk} r_{jk}`, with :math:`q_{jk}` the share of
+          their tasks aggregated to class ``k`` and :math:`r_{jk}` the share of
+          their answers that are ``k``;
+        - ``below_chance_pvalue``: the p-value of the one-sided binomial test
+          of "the worker agrees with the aggregate no less than by chance":
+          :math:`P(B \le a_j)` for :math:`B \sim \text{Binomial}(n_j, c_j)`
+          and :math:`a_j` the votes equal to the aggregated label (1 where the
+          worker agrees at least as often as chance predicts, NaN without
+          votes). For a worker answering at random (votes independent of the
+          task) the number of agreements is a sum of independent Bernoulli
+          variables of mean :math:`n_j c_j`, whose lower tail below
+          :math:`n_j c_j - 1` is at most the binomial's (Hoeffding, 1956):
+          the test is conservative;
+        - ``below_chance``: whether ``below_chance_pvalue < 1 -
+          confidence_level``: the worker agrees with the aggregate less than
+          by chance, with evidence: an adversarial worker (or, with
+          probability ``1 - confidence_level``, a spammer). A worker whose
+          every vote agrees with the aggregate (e.g. one who answers a single
+          class and is always right) has p-value 1 and is never flagged, and
+          flagging needs votes: more than :math:`\log(1 -
+          \text{confidence\_level}) / \log(1 - c_j)` of them, all disagreeing
+          (5 at :math:`c_j = 1/2` and the 95 % level);
         - ``review_rank``: 1 for the first worker to review. Workers below
-          chance come first (most adversarial first), then the others by
-          increasing spammer score; NaN scores last;
+          chance come first (highest spammer score first: the most
+          systematic adversaries), then the others by increasing spammer
+          score (the spammers first); NaN scores last;
         - ``confusion_matrix``: the worker's ``(n_classes, n_classes)``
-          matrix, rows the true class (NaN rows: classes the posterior never
-          put on their tasks).
+          matrix, rows the true class (for a posterior confusion, NaN rows:
+          classes the aggregate gave none of their tasks).
 
         ``report.attrs`` holds ``"worker_model"`` (``"confusion_matrices_"``,
         ``"worker_accuracies_"`` or ``"posterior"``), ``"classes"`` and
@@ -384,6 +437,9 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
     ----------
     V. C. Raykar and S. Yu. "Eliminating spammers and ranking annotators
     for crowdsourced labeling tasks". JMLR 13, 2012.
+
+    W. Hoeffding. "On the distribution of the number of successes in
+    independent trials". Annals of Mathematical Statistics 27(3), 1956.
 
     L. D. Brown, T. T. Cai and A. DasGupta. "Interval estimation for a
     binomial proportion". Statistical Science 16(2), 2001 (Jeffreys interval).
@@ -411,8 +467,11 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
         # predict_proba reads it
         _fitted_worker_model(aggregator, aggregator.n_features_in_, len(aggregator.classes_))
     v, proba, known_class = _read_votes(aggregator, votes, known, "worker_report")
+    K = proba.shape[1]
+    label = np.argmax(proba, axis=1)
+    task_classes = _per_worker(v, label[v.task], K)
     soft = _soft_confusion_counts(v, proba)
-    confusions, source = _worker_model(aggregator, soft)
+    confusions, source = _worker_model(aggregator, soft, task_classes > 0)
     n_votes = v.votes_per_worker()
 
     # accuracy: expected share of right votes under the posteriors, and its variance
@@ -422,11 +481,10 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
                                  minlength=v.n_workers)
     with np.errstate(divide="ignore", invalid="ignore"):
         accuracy = np.where(n_votes > 0, right / n_votes, np.nan)
-        # chance: the worker's answers given at random to tasks of the same posterior classes
-        task_mix = soft.sum(axis=2) / n_votes[:, None]
-        answer_mix = soft.sum(axis=1) / n_votes[:, None]
-    below_chance = accuracy < (task_mix * answer_mix).sum(axis=1)
     low, high = _accuracy_interval(right, right_variance, n_votes, confidence_level)
+    agrees = np.bincount(v.worker[v.label == label[v.task]], minlength=v.n_workers)
+    chance, pvalue = _chance_test(agrees, task_classes, _per_worker(v, v.label, K))
+    below_chance = pvalue < 1.0 - confidence_level
 
     score = spammer_score(confusions)
     signed = np.where(below_chance, -score, score)
@@ -447,11 +505,10 @@ def worker_report(aggregator, votes, *, known=None, confidence_level=0.95):
         k_low, k_high = _accuracy_interval(known_right, 0.0, n_known, confidence_level)
         columns.update(n_known=n_known, known_accuracy=known_accuracy,
                        known_accuracy_low=k_low, known_accuracy_high=k_high)
-    label = np.argmax(proba, axis=1)
-    agrees = np.bincount(v.worker, weights=v.label == label[v.task], minlength=v.n_workers)
     with np.errstate(divide="ignore", invalid="ignore"):
         columns["agreement"] = np.where(n_votes > 0, agrees / n_votes, np.nan)
-    columns.update(spammer_score=score, below_chance=below_chance, review_rank=review_rank)
+    columns.update(chance_agreement=chance, below_chance_pvalue=pvalue, spammer_score=score,
+                   below_chance=below_chance, review_rank=review_rank)
     ids = _ids(votes, aggregator, axis=1)
     index = pd.Index(np.arange(v.n_workers) if ids is None else ids, name="worker")
     report = pd.DataFrame(columns, index=index)

@@ -171,6 +171,34 @@ def _none_and_nan(arr):
     return is_none, is_nan
 
 
+def _blank(values):
+    """Mask of the empty or whitespace-only strings (``str.strip``) of an array."""
+    if values.dtype.kind not in "UO":
+        return np.zeros(values.shape, dtype=bool)
+    return np.frompyfunc(lambda v: isinstance(v, str) and not v.strip(), 1, 1)(values).astype(
+        bool)
+
+
+def _is_blank_marker(missing_label):
+    return isinstance(missing_label, str) and not missing_label.strip()
+
+
+def _check_no_blank_label(classes, label, name, where, fix):
+    """Raise if a vote's label is an empty or whitespace-only string: never a silent class.
+
+    ``classes`` are the encoded classes, ``label`` the votes' class indices; ``where(i)``
+    names the place of vote ``i``, ``fix`` says how to mark missing votes instead.
+    """
+    blank = np.flatnonzero(_blank(np.asarray(classes)))
+    hits = np.isin(label, blank) if len(blank) else ()
+    if len(blank) and hits.any():
+        i = int(np.argmax(hits))
+        raise ValueError(
+            f"{name} has the label {_fmt(classes[label[i]])} at {where(i)}: an empty or "
+            f"whitespace-only string is not a label. {fix}"
+        )
+
+
 def _dense_to_triplets(arr, missing_label, name, hidden=None):
     """Split a dense 2-D array into (rows, cols, raw values) of observed entries (a 1-D array:
     one label per task, column -1).
@@ -195,9 +223,8 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
                     f"{name} contains NaN at {_position(is_nan & visible)} but missing_label="
                     f"{missing_label!r}; pass missing_label=np.nan to treat NaN as missing."
                 )
-            missing = np.frompyfunc(lambda v: _equal_marker(v, missing_label), 1, 1)(
-                arr
-            ).astype(bool)
+            missing = _blank(arr) if _is_blank_marker(missing_label) else np.frompyfunc(
+                lambda v: _equal_marker(v, missing_label), 1, 1)(arr).astype(bool)
     elif arr.dtype.kind == "f":
         nan = np.isnan(arr)
         if _is_nan_marker(missing_label) or missing_label is None:
@@ -218,7 +245,7 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
             missing = arr == missing_label
     elif arr.dtype.kind in "USa":
         if isinstance(missing_label, str):
-            missing = arr == missing_label
+            missing = _blank(arr) if _is_blank_marker(missing_label) else arr == missing_label
         else:
             _check_no_marker_text(arr, missing_label, name)
             missing = np.zeros(arr.shape, dtype=bool)
@@ -694,7 +721,9 @@ def check_votes(
         missing). A 1-D array is one vote per task (a single worker).
     missing_label : int, float, str or None, default=-1
         Marker of a missing vote in dense input. ``np.nan`` and ``None`` both
-        mark NaN, None and pandas NA entries as missing.
+        mark NaN, None and pandas NA entries as missing; ``""`` marks the
+        empty and whitespace-only strings. Such a string is never a label:
+        with another marker it raises a ``ValueError`` that says so.
     classes : array-like, default=None
         Known classes (e.g. a fitted ``classes_``): every label must be one of
         them. Takes precedence over ``n_classes``.
@@ -799,6 +828,10 @@ def check_votes(
 
     values = _normalize_values(np.asarray(values), rows, cols, name)
     label, classes = _encode(values, rows, cols, classes, n_classes, name)
+    _check_no_blank_label(
+        classes, label, name, lambda i: _position(rows[i], cols[i]),
+        "Mark missing votes with missing_label='' (empty and whitespace-only strings are then "
+        f"missing) or with None / NaN and missing_label=None (now {missing_label!r}).")
     if len(rows) > 1 and np.any(rows[1:] < rows[:-1]):
         order = np.argsort(rows, kind="stable")
         rows, cols, label = rows[order], cols[order], label[order]
@@ -1013,6 +1046,9 @@ def votes_from_long(data=None, task="task", worker="worker", label="label", *, s
         except TypeError as exc:
             raise TypeError(f"long-format {what} column mixes incomparable types: {exc}") from exc
         encoded[what] = (uniq, inv.ravel().astype(np.int64))
+    _check_no_blank_label(*encoded["label"], "long-format label column",
+                          lambda i: f"row {i} of the long data",
+                          "Drop the rows without a vote before converting.")
     (tasks, t), (workers, w), (classes, lab) = encoded["task"], encoded["worker"], encoded["label"]
     n_t, n_w = len(tasks), len(workers)
     key = t * n_w + w

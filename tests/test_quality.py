@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binom
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
@@ -151,6 +152,108 @@ def test_adversarial_workers_come_before_spammers(seed):
     adversaries = report["spammer_score"].iloc[:n_adv]
     spammers = report["spammer_score"].iloc[n_adv:n_adv + n_spam]
     assert adversaries.min() > spammers.max() + 0.05
+
+
+class FixedPosterior(BaseEstimator):
+    """A fitted aggregator whose posteriors are given (no worker model)."""
+
+    def __init__(self, proba=None):
+        self.proba = proba
+
+    def fit(self, X, y=None):
+        self.classes_ = np.arange(np.shape(self.proba)[1])
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(self.proba, dtype=np.float64)
+
+
+def test_below_chance_is_a_one_sided_binomial_test_hand_computed():
+    proba = np.eye(2)[[0, 0, 0, 1, 1, 1]]  # the aggregate: tasks 0-2 class 0, 3-5 class 1
+    votes = np.array([
+        # flips every label; agrees always; answers 1 on five tasks; answers 0 on the 0s
+        [1, 0, 1, 0], [1, 0, 1, 0], [1, 0, 1, 0],
+        [0, 1, 1, -1], [0, 1, 1, -1], [0, 1, -1, -1],
+    ])
+    report = worker_report(FixedPosterior(proba).fit(votes), votes)
+    # worker 0: tasks (0, 0, 0, 1, 1, 1) and answers (1, 1, 1, 0, 0, 0) dealt at random agree
+    # with chance 1/2 each; none agrees: p = 1/2^6
+    # worker 2: tasks 3/5 class 0, answers all 1: chance 2/5, 2 agreements out of 5
+    # worker 3: tasks all class 0, answers all 0: chance 1, 3 agreements out of 3
+    np.testing.assert_allclose(report["chance_agreement"], [0.5, 0.5, 0.4, 1.0])
+    np.testing.assert_allclose(report["below_chance_pvalue"],
+                               [0.5**6, 1.0, binom.cdf(2, 5, 0.4), 1.0])
+    np.testing.assert_array_equal(report["below_chance"], [True, False, False, False])
+    assert report["review_rank"].iloc[0] == 1
+    # the level is 1 - confidence_level: p = 1/64 is not below 1 %
+    assert not worker_report(FixedPosterior(proba).fit(votes), votes,
+                             confidence_level=0.99)["below_chance"].any()
+
+
+@pytest.mark.parametrize("n_votes, flagged", [(4, False), (5, True)])
+def test_below_chance_needs_votes(n_votes, flagged):
+    # every vote wrong on tasks of two classes dealt half and half (chance 1/2): p = 1/2^n,
+    # below 5 % from 5 votes on
+    labels = np.arange(n_votes) % 2
+    proba = np.eye(2)[labels]
+    votes = np.column_stack([1 - labels, labels])
+    report = worker_report(FixedPosterior(proba).fit(votes), votes)
+    assert report.loc[0, "below_chance_pvalue"] == pytest.approx(binom.cdf(
+        0, n_votes, report.loc[0, "chance_agreement"]))
+    assert report["below_chance"].tolist() == [flagged, False]
+
+
+def test_perfect_workers_are_never_below_chance():
+    # one class, always right: chance agreement 1 (the issue's w82: 3 votes, all class 3);
+    # one vote, right: chance 1; every vote right on several classes: p-value 1
+    y = np.array([3, 3, 3, 0, 1, 2, 0, 1])
+    votes = np.full((8, 4), -1)
+    votes[:3, 0] = 3
+    votes[4, 1] = 1
+    votes[:, 2] = y
+    votes[:, 3] = y
+    votes[3, 3] = 2
+    for aggregator in (DawidSkene(), MajorityVote(), GLAD()):
+        report = worker_report(aggregator.fit(votes), votes)
+        assert not report["below_chance"].any(), type(aggregator).__name__
+        np.testing.assert_allclose(report["below_chance_pvalue"].iloc[:3], 1.0)
+        np.testing.assert_allclose(report["chance_agreement"].iloc[:2], 1.0)
+    # GLAD's posterior confusion: a trace of every class on every task; the rows of the classes
+    # worker 0 was not seen on (less than one task's mass) are unknown, not a spammer's rows
+    report = worker_report(GLAD().fit(votes), votes)
+    assert report.attrs["worker_model"] == "posterior"
+    assert np.isnan(report.loc[0, "confusion_matrix"][[0, 1, 2]]).all()
+    assert np.isnan(report.loc[0, "spammer_score"])
+    assert report.loc[0, "review_rank"] > report.loc[2, "review_rank"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_review_starts_with_adversaries_and_spammers_never_perfect_workers(seed):
+    # 600 tasks of 4 classes, 5 votes each from 24 workers: 3 adversaries (systematic wrong
+    # answers), 3 spammers (uniform random); then perfect workers added: 4 who answer one
+    # class (3 or 20 votes, always right) and 8 with one right vote each
+    rng = np.random.RandomState(seed)
+    y = rng.randint(4, size=600)
+    types = ["regular"] * 18 + ["adversarial"] * 3 + ["spammer"] * 3
+    crowd = simulate_annotators(y, 24, n_classes=4, accuracy=(0.7, 0.95), votes_per_task=5,
+                                worker_types=types, random_state=seed)
+    perfect = np.full((600, 12), -1)
+    for j, (k, n) in enumerate([(0, 3), (1, 3), (2, 20), (3, 20)]):
+        tasks = rng.choice(np.flatnonzero(y == k), n, replace=False)
+        perfect[tasks, j] = k
+    for j, i in enumerate(rng.choice(600, 8, replace=False), start=4):
+        perfect[i, j] = y[i]
+    votes = np.hstack([crowd.votes, perfect])
+    kinds = np.r_[crowd.worker_type, ["perfect"] * 12]
+    for aggregator in (DawidSkene(), GLAD()):
+        report = worker_report(aggregator.fit(votes), votes).sort_values("review_rank")
+        order = kinds[report.index]
+        assert (order[:3] == "adversarial").all(), (type(aggregator).__name__, order[:6])
+        assert (order[3:6] == "spammer").all(), (type(aggregator).__name__, order[:6])
+        flagged = report["below_chance"].to_numpy()
+        assert flagged[:3].all() and not flagged[order == "perfect"].any()
+        assert not flagged[order == "regular"].any()
 
 
 def test_agreement_is_the_share_of_votes_equal_to_the_aggregate(crowd):

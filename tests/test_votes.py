@@ -1,12 +1,14 @@
 """Tests of the votes model: check_votes, Votes, and the long format."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skcrowd import Votes, check_votes, votes_from_long, votes_to_long
+from skcrowd import (MajorityVote, Votes, aggregate_long, check_votes, votes_from_long,
+                     votes_to_long)
 
 
 def triplets(v):
@@ -54,6 +56,55 @@ def test_string_missing_marker():
     v = check_votes(np.array([["x", ""], ["", "y"]]), missing_label="")
     assert v.classes.tolist() == ["x", "y"]
     assert v.n_votes == 2
+
+
+BLANK_FIX = "Mark missing votes with missing_label=''"
+
+
+def _pd():
+    return pytest.importorskip("pandas")
+
+
+@pytest.mark.parametrize("blank", ["", "  ", "\t"])
+@pytest.mark.parametrize("make, missing_label", [
+    (lambda b: np.array([["cat", b], ["dog", "cat"]]), -1),                    # str array
+    (lambda b: np.array([["cat", b], ["dog", None]], dtype=object), None),     # object array
+    (lambda b: [["cat", b], ["dog", "cat"]], -1),                              # nested lists
+    (lambda b: np.ma.masked_array(np.array([["cat", b], ["dog", "x"]]),
+                                  mask=[[False, False], [False, True]]), -1),  # masked array
+    (lambda b: _pd().DataFrame({"w1": ["cat", "dog"], "w2": [b, None]}), None),  # pandas
+    (lambda b: _pd().DataFrame({"w1": ["cat", "dog"], "w2": [b, None]}, dtype="string"), None),
+], ids=["str", "object", "list", "masked", "pandas", "pandas-string"])
+def test_blank_string_votes_are_an_error_or_missing_never_a_class(make, missing_label, blank):
+    with pytest.raises(ValueError, match=re.escape(
+            f"votes has the label {blank!r} at row (task) 0, column (worker) 1: an empty or "
+            f"whitespace-only string is not a label. {BLANK_FIX}")):
+        check_votes(make(blank), missing_label=missing_label)
+    with pytest.raises(ValueError, match=BLANK_FIX):  # an estimator's fit says the same
+        MajorityVote(missing_label=missing_label).fit(make(blank))
+    if missing_label is None:  # None marks the other missing votes: '' cannot mark them too
+        return
+    v = check_votes(make(blank), missing_label="")  # empty and whitespace-only: missing
+    assert v.classes.tolist() == ["cat", "dog"]
+    expected = ([0, 1, 1], [0, 0, 1], [0, 1, 0])  # the masked entry (1, 1) is missing too
+    assert triplets(v) == (tuple(e[:2] for e in expected) if np.ma.isMaskedArray(make(blank))
+                           else expected)
+
+
+def test_blank_string_in_long_format_is_an_error():
+    frame = _pd().DataFrame({"task": ["t1", "t1", "t2"], "worker": ["a", "b", "a"],
+                             "label": ["cat", " ", "dog"]})
+    match = ("long-format label column has the label ' ' at row 1 of the long data: an empty or "
+             "whitespace-only string is not a label. Drop the rows without a vote")
+    with pytest.raises(ValueError, match=match):
+        votes_from_long(frame)
+    with pytest.raises(ValueError, match=match):
+        aggregate_long(MajorityVote(), frame)
+    with pytest.raises(ValueError, match="label column has the label ''"):
+        votes_from_long(None, task=[0, 1], worker=[0, 0], label=np.array(["", "cat"]))
+    # a blank task or worker id is an id like any other
+    assert votes_from_long(frame.assign(label="cat", worker=["", "b", ""])).workers.tolist() == [
+        "", "b"]
 
 
 def test_float_votes_with_nan_missing_become_integer_labels():

@@ -116,6 +116,8 @@ def _is_missing(entry, marker):
     nan_like = entry is None or (isinstance(entry, float) and entry != entry)
     if marker is None or (isinstance(marker, float) and marker != marker):
         return nan_like
+    if isinstance(marker, str) and not marker.strip():  # a blank marker: every blank string
+        return isinstance(entry, str) and not entry.strip()
     return isinstance(entry, str) == isinstance(marker, str) and not nan_like and \
         entry == marker
 

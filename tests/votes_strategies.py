@@ -29,6 +29,8 @@ SPARSE_FORMATS = ("csr_array", "csc_array", "coo_array", "csr_matrix", "coo_matr
 INT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint64")
 # label text: any unicode but NUL, which numpy's fixed-width strings drop
 TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=6)
+# string labels: an empty or whitespace-only string is never a label (check_votes raises)
+LABEL_TEXT = TEXT.filter(str.strip)
 
 
 @dataclass
@@ -143,7 +145,7 @@ def label_sets(draw, kind, n_classes, exclude=(), dtype="int64"):
     elif kind == "float":
         element = st.integers(-(2**53), 2**53).map(float)
     elif kind == "str":
-        element = TEXT
+        element = LABEL_TEXT
     else:
         element = st.booleans()
         n_classes = min(n_classes, 2)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.base import _fit_context, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real
 from sklearn.utils.validation import check_is_fitted
@@ -114,6 +116,12 @@ class AggregatorSelector(BaseAggregator):
     scored on tasks that keep other votes, so tasks with a single vote never
     contribute one.
 
+    The warnings of the candidates' fits (e.g. a ``ConvergenceWarning``) are
+    re-issued once per candidate and message, with their category, naming
+    the candidate and the fits the selector made of it (hold-out splits,
+    refit): change its parameters in ``candidates``. The warning filters in
+    force apply to the original warning: one ignored is not re-issued.
+
     On those 19 crowds its mean gold accuracy (0.839) was above every
     single model's (at most 0.832); it fell below majority vote on two,
     by 0.2 and 1.0 point (the second where it picks EBCC). The held-out
@@ -195,9 +203,11 @@ class AggregatorSelector(BaseAggregator):
                     )
             votes = self._validate_votes(X, reset=True)
             random_state = check_random_state(self.random_state)
+            given = candidates
             # a candidate with random starts and random_state=None gets one seed from the
             # selector's random_state, the same for its fits on the splits and its refit
             candidates = [_seeded(c, random_state) for c in candidates]
+            caught = {}  # warnings of the candidates' fits, re-issued naming the candidate
             scores = np.full((len(candidates), self.n_splits), np.nan)
             fit_time = np.zeros(len(candidates))
             per_task = votes.votes_per_task()
@@ -206,7 +216,8 @@ class AggregatorSelector(BaseAggregator):
                     "No task has two votes: no vote can be held out, so the candidates cannot be "
                     f"compared; keeping the first, {candidates[0]!r}.", UserWarning, stacklevel=2)
             for split in range(self.n_splits if np.any(per_task > 1) else 0):
-                _, log_proba = self._held_out_log_proba(votes, candidates, random_state, fit_time)
+                _, log_proba = self._held_out_log_proba(votes, candidates, random_state, fit_time,
+                                                        caught, split)
                 scores[:, split] = [np.mean(row) for row in log_proba]
             mean = scores.mean(axis=1)  # NaN when no vote could be held out
             finite = np.where(np.isfinite(mean), mean, -np.inf)
@@ -227,13 +238,18 @@ class AggregatorSelector(BaseAggregator):
                     print(f"{candidate!r}: mean held-out log-probability per vote {score:.6g}")
             best = _with_params(candidates[self.best_index_], missing_label=self.missing_label,
                                 n_classes=self.n_classes)
-            self.best_estimator_ = best.fit(X)
+            with _recording(caught, self.best_index_, None):
+                self.best_estimator_ = best.fit(X)
+            _reissue(caught, given, self.n_splits)
             return self
 
-    def _held_out_log_proba(self, votes, candidates, random_state, fit_time):
+    def _held_out_log_proba(self, votes, candidates, random_state, fit_time, caught=None,
+                            split=0):
         """One hold-out: the task of each held-out vote, and the log-probability each candidate
         gives each held-out vote (array of shape ``(n_candidates, n_held_out)``), the candidates
-        fitted on the other votes; adds their fit times to ``fit_time``."""
+        fitted on the other votes; adds their fit times to ``fit_time``. With ``caught`` (a
+        dict), the candidates' warnings are recorded there for :func:`_reissue`, as of hold-out
+        ``split``."""
         per_task = votes.votes_per_task()
         held = held_out_votes(votes, self.test_size, random_state)
         if not held.any():  # a small crowd: hold out a vote of the first task with two
@@ -241,12 +257,13 @@ class AggregatorSelector(BaseAggregator):
         context, held_out = _subset(votes, ~held), _subset(votes, held)
         log_proba = np.empty((len(candidates), held_out.n_votes))
         for c, candidate in enumerate(candidates):
-            start = time.perf_counter()
-            model = _with_params(candidate, n_classes=votes.n_classes)
-            model.fit(context.to_sparse())
-            fit_time[c] += time.perf_counter() - start
-            log_proba[c] = model._vote_log_likelihood(context, held_out.task, held_out.worker,
-                                                      held_out.label)
+            with _recording(caught, c, split):
+                start = time.perf_counter()
+                model = _with_params(candidate, n_classes=votes.n_classes)
+                model.fit(context.to_sparse())
+                fit_time[c] += time.perf_counter() - start
+                log_proba[c] = model._vote_log_likelihood(context, held_out.task,
+                                                          held_out.worker, held_out.label)
         return held_out.task, log_proba
 
     def predict_proba(self, X):
@@ -278,6 +295,43 @@ class AggregatorSelector(BaseAggregator):
         """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
+
+
+@contextmanager
+def _recording(caught, index, split):
+    """Record the warnings of candidate ``index``'s fit on hold-out ``split`` (None: the refit
+    on all the votes) into ``caught``, keyed by candidate, category and message (nothing to
+    do when ``caught`` is None). The filters in force apply: an ignored warning is not
+    recorded, one turned into an error raises."""
+    if caught is None:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as records:
+        yield
+    for record in records:
+        caught.setdefault((index, record.category, str(record.message)), []).append(split)
+
+
+def _reissue(caught, candidates, n_splits):
+    """Re-issue the recorded warnings of the candidates, once per candidate and message, with
+    the same category, saying which candidate warned and that the selector fitted it."""
+    for (index, category, message), splits in caught.items():
+        candidate = candidates[index]
+        held = [str(s + 1) for s in sorted({s for s in splits if s is not None})]
+        fits = []
+        if held:
+            listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
+            fits.append(f"fitted on hold-out split{'s' if len(held) > 1 else ''} {listed} of "
+                        f"{n_splits}")
+        if None in splits:
+            fits.append("refitted on all the votes as best_estimator_")
+        change = ("max_iter=..." if issubclass(category, ConvergenceWarning)
+                  and "max_iter" in candidate.get_params() else "...")
+        warnings.warn(
+            f"AggregatorSelector: candidate {candidate!r} (candidates[{index}]), which the "
+            f"selector {' and '.join(fits)}: {message} To change its parameters, pass it with "
+            f"them in candidates=, e.g. {type(candidate).__name__}({change}).",
+            category, stacklevel=4)  # the caller of fit (through _fit_context)
 
 
 def _seeded(estimator, random_state):

@@ -13,7 +13,8 @@ streaming into a temporary file of the destination folder, moved into place
 only once its sha256 matches). A file that does not match its recorded sha256
 is deleted and the error names the URL, the expected and the found digests. A
 file already in place is used only if its sha256 matches: an interrupted or
-corrupted copy is downloaded again, never trusted.
+corrupted copy is downloaded again, never trusted. Downloads are quiet but for a progress line
+on stderr for files of 1 MB or more (pooch's own line per file is silenced).
 """
 
 from __future__ import annotations
@@ -246,6 +247,11 @@ def fetch_file(remote, data_home, *, download_if_missing=True, dataset=None):
         path=root, base_url="", registry={remote.key: f"sha256:{remote.sha256}"},
         urls={remote.key: url}, retry_if_failed=_RETRIES,
     )
+    logger = pooch.get_logger()
+    level = logger.level
+    # pooch logs "Downloading file ... from ... to ..." for every file at INFO: quiet, as the
+    # progress line of the large files says what is downloaded
+    logger.setLevel("WARNING")
     try:
         cache.fetch(remote.key, downloader=_Downloader(remote))
     except ChecksumError:
@@ -260,4 +266,6 @@ def fetch_file(remote, data_home, *, download_if_missing=True, dataset=None):
             f"{dataset or '<dataset name>'}/ folder holds the dataset in skcrowd's folder "
             "layout (votes.csv, truth.csv, ...)."
         ) from exc
+    finally:
+        logger.setLevel(level)
     return local

@@ -1,9 +1,12 @@
 """Choosing an aggregator without gold: held-out vote likelihood (AggregatorSelector and
 held_out_vote_scorer)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
 
@@ -224,3 +227,44 @@ def test_selector_split_hook_gives_each_held_out_vote_its_log_probability():
     fitted = AggregatorSelector(candidates, test_size=0.3, n_splits=1, random_state=0).fit(votes)
     np.testing.assert_array_equal(fitted.cv_results_["split0_test_score"],
                                   [np.mean(row) for row in log_proba])
+
+
+def test_candidate_warnings_name_the_candidate_and_the_selector_fits():
+    votes, _ = skewed_sparse(0)
+    selector = AggregatorSelector([BayesianDawidSkene(max_iter=1)], random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        selector.fit(votes)
+    assert len(caught) == 1  # once for its 3 hold-out fits and its refit, not 4 times
+    (warning,) = caught
+    assert warning.category is ConvergenceWarning
+    assert warning.filename == __file__  # issued at the caller of fit
+    assert str(warning.message) == (
+        "AggregatorSelector: candidate BayesianDawidSkene(max_iter=1) (candidates[0]), which "
+        "the selector fitted on hold-out splits 1, 2 and 3 of 3 and refitted on all the votes "
+        "as best_estimator_: BayesianDawidSkene did not converge in max_iter=1 iterations (last "
+        "change of the objective above tol=1e-06). Increase max_iter or tol. To change its "
+        "parameters, pass it with them in candidates=, e.g. BayesianDawidSkene(max_iter=...).")
+    # a candidate that is not chosen warns for its hold-out fits only; one that does not warn,
+    # not at all
+    selector = AggregatorSelector([DawidSkene(), MajorityVote(), DawidSkene(max_iter=1)],
+                                  random_state=0)
+    with pytest.warns(ConvergenceWarning) as record:
+        selector.fit(votes)
+    assert selector.best_index_ != 2
+    assert len(record) == 1 and str(record[0].message).startswith(
+        "AggregatorSelector: candidate DawidSkene(max_iter=1) (candidates[2]), which the selector "
+        "fitted on hold-out splits 1, 2 and 3 of 3: DawidSkene did not converge")
+
+
+def test_candidate_warnings_follow_the_filters_in_force():
+    votes, _ = skewed_sparse(0)
+    selector = AggregatorSelector([DawidSkene(max_iter=1)], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=ConvergenceWarning)
+        selector.fit(votes)  # ignored: nothing re-issued (an error would raise)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning, match="^DawidSkene did not converge"):
+            selector.fit(votes)

@@ -242,6 +242,34 @@ def test_a_file_url_host_is_read_by_copy(sources, tmp_path, monkeypatch):
     assert ds.votes.shape == (584, 27)
 
 
+def test_downloads_of_small_files_are_quiet(mirror, tmp_path, monkeypatch, capfd):
+    # pooch logged one "Downloading file '...' from '...' to '...'" line per file (at INFO, on
+    # its own logger, outside the logging hierarchy: a handler of the test listens to it);
+    # files under 1 MB print nothing
+    import logging
+
+    import pooch
+
+    logger = pooch.get_logger()
+    level = logger.level
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    try:
+        with serve(mirror) as url:
+            monkeypatch.setenv("SKCROWD_DATASETS_URL", url)
+            ds = fetch_crowd_dataset("zhang2014_bluebird", data_home=tmp_path / "http")
+        monkeypatch.setenv("SKCROWD_DATASETS_URL", mirror.as_uri())
+        fetch_crowd_dataset("zhang2014_bluebird", data_home=tmp_path / "file")
+    finally:
+        logger.removeHandler(handler)
+    assert ds.votes.shape == (108, 39)
+    assert [r.getMessage() for r in records] == []
+    assert capfd.readouterr() == ("", "")
+    assert logger.level == level  # left as it was
+
+
 # ---------------------------------------------------------------------------
 # faults: corrupted, unreachable, interrupted
 # ---------------------------------------------------------------------------
