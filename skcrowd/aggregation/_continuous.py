@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import _as_it_was_on_error
 from ..votes import _check_no_duplicate_entry, _fmt, _long_format_roles
+from ._base import _keyed_like
 
 __all__ = ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
 
@@ -258,7 +259,8 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame.
         """
         return self.fit(X).predict(X)
 
@@ -273,11 +275,12 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame, as the class aggregators'
+            per-task outputs.
         """
         check_is_fitted(self)
-        ratings = self._ratings(X, reset=False)
-        return self._aggregate(ratings)
+        return _keyed_like(self._aggregate(self._ratings(X, reset=False)), X)
 
 
 class MeanRating(_BaseRatingAggregator):
@@ -721,12 +724,16 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
-        std : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame.
+        std : ndarray of shape (n_tasks,) or pandas Series
             Only with ``return_std=True``.
         """
         check_is_fitted(self)
-        return self._aggregate(self._ratings(X, reset=False), return_std=return_std)
+        out = self._aggregate(self._ratings(X, reset=False), return_std=return_std)
+        if return_std:
+            return tuple(_keyed_like(part, X) for part in out)
+        return _keyed_like(out, X)
 
     def score_samples(self, X):
         """Log-likelihood of each task's ratings under the fitted model.
@@ -738,12 +745,14 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Returns
         -------
-        log_likelihood : ndarray of shape (n_tasks,)
+        log_likelihood : ndarray of shape (n_tasks,) or pandas Series
+            A density of the ratings in their own units; a Series with ``X.index`` when ``X``
+            is a DataFrame.
         """
         check_is_fitted(self)
         ratings = self._ratings(X, reset=False)
         n_rated = np.sum(~np.isnan(ratings), axis=1)
-        return self._posterior(ratings)[2] - n_rated * np.log(self.rating_scale_)
+        return _keyed_like(self._posterior(ratings)[2] - n_rated * np.log(self.rating_scale_), X)
 
 
 class CATD(_BaseRatingAggregator):

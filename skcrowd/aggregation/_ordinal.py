@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import _as_it_was_on_error
 from ..votes import check_votes
-from ._base import BaseAggregator, _is_pandas_frame
+from ._base import BaseAggregator, _is_pandas_frame, _keyed_like
 from ._em import _MAX_PRIOR_ITER  # iterations in which the latent-score prior may settle
 
 __all__ = ["OrdinalDawidSkene"]
@@ -133,8 +133,8 @@ class OrdinalDawidSkene(BaseAggregator):
     grades : array-like or None, default=None
         The grade labels from lowest to highest, e.g. ``["poor", "fair", "good", "very good",
         "excellent"]``; every vote must be one of them (grades nobody gave may be listed).
-        Default: the distinct grades seen in numeric order; non-numeric grades without
-        ``grades`` raise a ValueError.
+        Default: the distinct grades seen in numeric order; two or more grades that are not
+        numbers raise a ValueError without ``grades``.
     prior_strength : float, default=20.0
         Votes per confusion row that the latent-score prior is worth (``np.inf``: the
         latent-score model alone). 20 was chosen on the metaphor-novelty crowd and simulated
@@ -241,7 +241,7 @@ class OrdinalDawidSkene(BaseAggregator):
         """The votes as grade indices: in the order of ``grades``, or numeric (see the class)."""
         if not reset or self.grades is None:
             votes = super()._validate_votes(X, reset=reset, allow_no_votes=allow_no_votes)
-            if reset and self.classes_.dtype.kind not in "iufb":
+            if reset and self.classes_.dtype.kind not in "iufb" and len(self.classes_) > 1:
                 shown = ", ".join(repr(c) for c in self.classes_.tolist()[:5])
                 more = ", ..." if len(self.classes_) > 5 else ""
                 raise ValueError(
@@ -250,9 +250,9 @@ class OrdinalDawidSkene(BaseAggregator):
                     "grades from lowest to highest: OrdinalDawidSkene(grades=[...]).")
             return votes
         grades = np.asarray(np.asarray(self.grades).tolist())  # object strings: str dtype
-        if grades.ndim != 1 or len(grades) < 2 or len(set(grades.tolist())) != len(grades):
-            raise ValueError("grades must list at least two distinct grade labels, lowest first, "
-                             f"got {self.grades!r}.")
+        if grades.ndim != 1 or len(grades) < 1 or len(set(grades.tolist())) != len(grades):
+            raise ValueError("grades must list distinct grade labels, lowest first, got "
+                             f"{self.grades!r}.")
         if self.n_classes is not None:
             raise ValueError("Give grades or n_classes, not both: grades lists every grade.")
         super()._validate_votes(X, reset=True, allow_no_votes=True)  # shapes and worker names
@@ -501,12 +501,7 @@ class OrdinalDawidSkene(BaseAggregator):
             ``log p(votes of task i)``; 0 for a task without votes. A Series with ``X.index``
             when ``X`` is a DataFrame.
         """
-        out = logsumexp(self._joint(X), axis=1)
-        if _is_pandas_frame(X):
-            import pandas as pd
-
-            return pd.Series(out, index=X.index)
-        return out
+        return _keyed_like(logsumexp(self._joint(X), axis=1), X)
 
     def score(self, X, y=None):
         """Mean per-task log-likelihood of the votes (higher is better), as the class
@@ -542,9 +537,4 @@ class OrdinalDawidSkene(BaseAggregator):
             return self._labels(proba)
         values = np.asarray(proba)
         index = np.argmax(np.cumsum(values, axis=1) >= 0.5 - 1e-12, axis=1)
-        labels = self.classes_[index]
-        if _is_pandas_frame(X):
-            import pandas as pd
-
-            return pd.Series(labels, index=X.index)
-        return labels
+        return _keyed_like(self.classes_[index], X)

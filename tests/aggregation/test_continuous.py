@@ -54,10 +54,30 @@ def test_mean_and_median_by_hand():
 
 
 def test_missing_value_marker_and_dataframe():
-    X = pd.DataFrame({"ann": [1.0, -1.0], "bob": [3.0, 5.0]})
+    X = pd.DataFrame({"ann": [1.0, -1.0], "bob": [3.0, 5.0]}, index=["t1", "t2"])
     model = MeanRating(missing_value=-1).fit(X)
-    np.testing.assert_allclose(model.predict(X), [2.0, 5.0])
+    pd.testing.assert_series_equal(model.predict(X), pd.Series([2.0, 5.0], index=X.index))
     assert model.feature_names_in_.tolist() == ["ann", "bob"]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_a_dataframe_gives_series_indexed_like_it(cls):
+    """As the class aggregators: per-task outputs of a DataFrame are Series with its index; the
+    worker attributes follow the columns (``feature_names_in_``)."""
+    ratings, _, _, _ = simulate(6, n_tasks=60, n_workers=5)
+    X = pd.DataFrame(ratings, index=[f"task{i}" for i in range(60)],
+                     columns=[f"w{j}" for j in range(5)])
+    model = cls().fit(X)
+    expected = cls().fit(ratings).predict(ratings)
+    for out in (model.predict(X), cls().fit_predict(X)):
+        assert isinstance(out, pd.Series) and out.index.equals(X.index)
+        np.testing.assert_allclose(out.to_numpy(), expected)
+    assert isinstance(expected, np.ndarray)
+    assert model.feature_names_in_.tolist() == X.columns.tolist()
+    assert model.score(X, expected) == pytest.approx(1.0)
+    if cls is BiasPrecisionEM:
+        mean, std = model.predict(X, return_std=True)
+        assert std.index.equals(X.index) and model.score_samples(X).index.equals(X.index)
 
 
 @pytest.mark.parametrize("cls", ALL)
