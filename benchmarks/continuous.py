@@ -8,9 +8,11 @@ Crowds (:func:`skcrowd.datasets.fetch_crowd_dataset`, every task with a gold rat
   rating as gold (MAE reported on the release's 0-1 scale; times 10 for the paper's 1-10).
 
 Methods: skcrowd's :class:`~skcrowd.aggregation.MeanRating`, ``MedianRating``, ``CATD`` (Li et
-al. 2014, as published, and with ``leave_one_out=True``), ``BiasPrecisionEM(bias=False)``
-(LFC-N of Zheng et al. 2017), ``BiasPrecisionEM()`` (Raykar et al. 2010's bias and precision per
-worker, the precisions' prior chosen by evidence) and ``BiasPrecisionEM(scale=True)`` (a slope
+al. 2014, with its default 3 pseudo-ratings per worker; as published, ``prior_ratings=0``; and
+with ``leave_one_out=True``), ``BiasPrecisionEM(bias=False)`` (precisions only: PG1 of Piech et
+al. 2013 without biases, the Bayesian counterpart of Zheng et al. 2017's LFC-N),
+``BiasPrecisionEM()`` (a bias and a precision per worker, the precisions' prior chosen by
+evidence) and ``BiasPrecisionEM(scale=True)`` (a slope
 per worker as well); crowd-kit 1.4.2's ``RASA`` and ``ClosestToAverage`` (its embedding
 aggregators, given each rating as a 1-D embedding; crowd-kit has no other numeric aggregator;
 RASA weighs workers by cosine distances, which see only the sign of a 1-D embedding),
@@ -52,8 +54,9 @@ def skcrowd_methods():
         "mean": MeanRating(),
         "median": MedianRating(),
         "CATD": CATD(),
+        "CATD published": CATD(prior_ratings=0),
         "CATD loo": CATD(leave_one_out=True),
-        "LFC-N": BiasPrecisionEM(bias=False),
+        "BPEM no bias": BiasPrecisionEM(bias=False),
         "BiasPrecisionEM": BiasPrecisionEM(),
         "BiasPrecisionEM scale": BiasPrecisionEM(scale=True),
     }

@@ -44,7 +44,7 @@ print(f"{int(n_ratings.sum())} ratings; per task: "
 models = {
     "mean": MeanRating(),
     "median": MedianRating(),
-    "CATD": CATD(leave_one_out=True),
+    "CATD": CATD(),
     "BiasPrecisionEM": BiasPrecisionEM(),
 }
 mae = {}

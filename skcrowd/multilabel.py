@@ -6,7 +6,9 @@ label: 1 if ticked, 0 if not. The votes are either a 3-D array
 ``(n_tasks, n_workers, n_labels)`` with ``missing_label`` where a worker did
 not answer, or a list of ``n_labels`` votes matrices ``(n_tasks, n_workers)``
 of 0/1 (dense with the marker, or scipy.sparse whose stored entries,
-explicit zeros included, are the votes). A long table (one row per task and
+explicit zeros included, are the votes), or a dict ``{label name: votes
+matrix}`` of the same, whose names the estimators keep as ``classes_``.
+A long table (one row per task and
 worker, the ticked labels as a list or a delimited string) converts with
 :func:`multilabel_votes_from_long`.
 
@@ -18,8 +20,9 @@ worker, the ticked labels as a list or a delimited string) converts with
   is estimated from all of their bits, not from one label's.
 
 Both ``predict`` an indicator matrix ``(n_tasks, n_labels)``, the format of
-scikit-learn's multi-label targets, and ``predict_proba`` the probability of
-each label.
+scikit-learn's multi-label targets (columns in the order of ``classes_``),
+``predict_proba`` the probability of each label, and ``score`` the mean
+per-task log-likelihood of held-out votes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -90,7 +94,13 @@ def _missing(values, missing_label):
 
 
 def _validate_multilabel(X, missing_label, n_workers=None, n_labels=None):
-    """The observed bits of ``X`` (3-D array or list of per-label votes matrices)."""
+    """The observed bits of ``X`` (3-D array, list or dict of per-label votes matrices) and the
+    label names (the dict's keys; ``None`` for an array or a list)."""
+    names = None
+    if isinstance(X, dict):
+        if not X:
+            raise ValueError("X is an empty dict: give one votes matrix per label name.")
+        names, X = list(X), list(X.values())
     if _is_long_table(X):
         raise ValueError(
             "X looks like a long table of multi-label votes (a DataFrame, one row per task and "
@@ -145,20 +155,45 @@ def _validate_multilabel(X, missing_label, n_workers=None, n_labels=None):
                          f"fitted on {n_workers} workers and {n_labels} labels.")
     order = np.lexsort((label_idx, worker, task))  # one order whatever the input's layout
     return _MultiLabelVotes(task[order].astype(np.int64), worker[order].astype(np.int64),
-                            label_idx[order].astype(np.int64), value[order], shape)
+                            label_idx[order].astype(np.int64), value[order], shape), names
 
 
 class _MultiLabelAggregator(BaseEstimator):
     """What the multi-label aggregators share: reading the votes, the fitted sizes, fit_predict."""
 
     def _read(self, X, reset):
-        """The observed bits of ``X``; ``reset`` records the sizes, else checks them."""
+        """The observed bits of ``X``; ``reset`` records the sizes and label names, else checks
+        them."""
         if reset:
-            votes = _validate_multilabel(X, self.missing_label)
+            votes, names = _validate_multilabel(X, self.missing_label)
             self.n_labels_, self.n_features_in_ = votes.n_labels, votes.n_workers
+            self.classes_ = np.arange(votes.n_labels) if names is None else np.asarray(names)
             return votes
         check_is_fitted(self)
-        return _validate_multilabel(X, self.missing_label, self.n_features_in_, self.n_labels_)
+        votes, names = _validate_multilabel(X, self.missing_label, self.n_features_in_,
+                                            self.n_labels_)
+        if names is not None and names != self.classes_.tolist():
+            raise ValueError(f"X has the labels {names!r}; the estimator was fitted on "
+                             f"{self.classes_.tolist()!r}, in that order.")
+        return votes
+
+    @available_if(lambda self: hasattr(self, "score_samples"))
+    def score(self, X, y=None):
+        """Mean per-task log-likelihood of the votes (higher is better), as the class
+        aggregators': on held-out tasks of the fitted workers, a gold-free score.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
+            Votes of the fitted workers on the fitted labels.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.score_samples(X)))
 
     def fit_predict(self, X, y=None):
         """``fit(X).predict(X)``: the indicator matrix ``(n_tasks, n_labels)`` of ``X``."""
@@ -185,6 +220,8 @@ class BinaryRelevance(_MultiLabelAggregator):
     ----------
     estimators_ : list of aggregators
         The fitted aggregator of each label.
+    classes_ : ndarray of shape (n_labels,)
+        The label names (the keys of a dict ``X``; else ``0 .. n_labels - 1``).
     n_labels_ : int
         Number of labels.
     n_features_in_ : int
@@ -220,7 +257,7 @@ class BinaryRelevance(_MultiLabelAggregator):
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
             Multi-label votes (see the module's description).
         y : None
             Ignored.
@@ -248,7 +285,7 @@ class BinaryRelevance(_MultiLabelAggregator):
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
 
         Returns
         -------
@@ -263,7 +300,7 @@ class BinaryRelevance(_MultiLabelAggregator):
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
 
         Returns
         -------
@@ -272,6 +309,27 @@ class BinaryRelevance(_MultiLabelAggregator):
         votes = self._read(X, reset=False)
         return np.column_stack([np.asarray(model.predict(votes.label_matrix(label)))
                                 for label, model in enumerate(self.estimators_)]).astype(int)
+
+    def _aggregator_scores(self):
+        return self.aggregator is None or hasattr(self.aggregator, "score_samples")
+
+    @available_if(_aggregator_scores)
+    def score_samples(self, X):
+        """Log-likelihood of each task's votes: the sum over labels of each label's aggregator's
+        ``score_samples`` (available when the aggregator has it).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
+            Votes of the fitted workers on the fitted labels.
+
+        Returns
+        -------
+        log_likelihood : ndarray of shape (n_tasks,)
+        """
+        votes = self._read(X, reset=False)
+        return np.sum([np.asarray(model.score_samples(votes.label_matrix(label)))
+                       for label, model in enumerate(self.estimators_)], axis=0)
 
 
 class MultiLabelDawidSkene(_MultiLabelAggregator):
@@ -315,12 +373,14 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
         ``P(not ticked | label off)`` of each worker.
     prevalence_ : ndarray of shape (n_labels,)
         ``P(label on)`` of each label.
+    classes_ : ndarray of shape (n_labels,)
+        The label names (the keys of a dict ``X``; else ``0 .. n_labels - 1``).
     prior_pseudo_counts_ : ndarray of shape (2, 2)
         ``(a, b)`` of the sensitivities' prior (row 0) and the
         specificities' (row 1).
     lower_bound_ : float
         Final objective (log posterior per task).
-    lower_bounds_ : list of float
+    lower_bounds_ : ndarray
         Objective after each iteration; never decreases.
     n_iter_ : int
         Number of EM iterations run.
@@ -375,7 +435,7 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
             Multi-label votes (see the module's description).
         y : None
             Ignored.
@@ -409,7 +469,8 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
         self.converged_ = False
         for self.n_iter_ in range(1, self.max_iter + 1):
             posterior, log_likelihood = self._e_step(votes, *params)
-            bounds.append((log_likelihood + self._log_prior(*params)) / votes.n_tasks)
+            bounds.append((float(log_likelihood.sum()) + self._log_prior(*params))
+                          / votes.n_tasks)
             params = self._m_step(votes, posterior)  # never lowers the objective
             if len(bounds) > 1 and bounds[-1] - bounds[-2] < self.tol:
                 self.converged_ = True
@@ -418,7 +479,7 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
             warnings.warn(f"MultiLabelDawidSkene did not converge in {self.max_iter} iterations "
                           f"(tol={self.tol}); raise max_iter.", ConvergenceWarning, stacklevel=2)
         self.sensitivity_, self.specificity_, self.prevalence_ = params
-        self.lower_bounds_ = bounds
+        self.lower_bounds_ = np.asarray(bounds)
         self.lower_bound_ = bounds[-1]
         return self
 
@@ -451,7 +512,8 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
 
     @staticmethod
     def _e_step(votes, sensitivity, specificity, prevalence):
-        """Posterior of every (task, label) being on, and the votes' log-likelihood."""
+        """Posterior of every (task, label) being on, and the log-likelihood of each cell's
+        votes, ``(n_tasks, n_labels)``."""
         on = votes.value.astype(bool)
         w = votes.worker
         log_on = np.where(on, np.log(sensitivity[w]), np.log1p(-sensitivity[w]))
@@ -463,14 +525,14 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
         log_p0 = (np.bincount(cell, log_off, minlength=n_cells).reshape(-1, votes.n_labels)
                   + np.log1p(-prevalence))
         posterior = expit(log_p1 - log_p0).ravel()
-        return posterior, float(np.logaddexp(log_p1, log_p0).sum())
+        return posterior, np.logaddexp(log_p1, log_p0)
 
     def predict_proba(self, X):
         """Posterior probability that each label of each task is on.
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
             Votes of the fitted workers on the fitted labels.
 
         Returns
@@ -487,13 +549,30 @@ class MultiLabelDawidSkene(_MultiLabelAggregator):
 
         Parameters
         ----------
-        X : ndarray of shape (n_tasks, n_workers, n_labels) or list of n_labels matrices
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
 
         Returns
         -------
         indicator : ndarray of shape (n_tasks, n_labels) of 0/1
         """
         return (self.predict_proba(X) > 0.5).astype(int)
+
+    def score_samples(self, X):
+        """Log-likelihood of each task's votes under the fitted model (0 without votes).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_tasks, n_workers, n_labels), list or dict of n_labels matrices
+            Votes of the fitted workers on the fitted labels.
+
+        Returns
+        -------
+        log_likelihood : ndarray of shape (n_tasks,)
+        """
+        votes = self._read(X, reset=False)
+        _, log_likelihood = self._e_step(votes, self.sensitivity_, self.specificity_,
+                                         self.prevalence_)
+        return log_likelihood.sum(axis=1)
 
 
 def multilabel_votes_from_long(data, task="task", worker="worker", labels="labels", *,
@@ -564,6 +643,10 @@ def multilabel_votes_from_long(data, task="task", worker="worker", labels="label
                          "rows; one row per task and worker holds all the labels they ticked.")
     seen = sorted({n for names in sets for n in names})
     if label_names is None:
+        if not seen:
+            raise ValueError(f"labels: none of the {len(sets)} rows ticks a label, so the label "
+                             "names cannot be read from them; pass label_names=[...] (every "
+                             "answer then says that none of those labels is on).")
         label_names = np.asarray(seen)
     else:
         label_names = np.asarray(label_names)

@@ -253,3 +253,53 @@ def test_nan_marks_a_missing_answer_when_asked():
             expected, rtol=1e-12)
         with pytest.raises(ValueError, match=r"row 1, worker 2, label 0\): nan is not a vote"):
             clone(model).fit(votes)  # the default marker is -1
+
+
+def test_label_names_from_a_dict_of_matrices_are_kept():
+    frame = pd.DataFrame({"task": ["t1", "t1", "t2", "t2", "t3"],
+                          "worker": ["w1", "w2", "w1", "w3", "w2"],
+                          "labels": [["cat", "dog"], ["cat"], [], ["bird"], ["dog"]]})
+    votes, _, _, names = multilabel_votes_from_long(frame)
+    named = dict(zip(names, votes))
+    for model in (MultiLabelDawidSkene(), BinaryRelevance(MajorityVote(random_state=0))):
+        fitted = model.fit(named)
+        assert fitted.classes_.tolist() == ["bird", "cat", "dog"]
+        np.testing.assert_array_equal(fitted.predict(named), clone(model).fit(votes).predict(votes))
+        assert clone(model).fit(votes).classes_.tolist() == [0, 1, 2]
+        with pytest.raises(ValueError, match=r"labels \['cat', 'bird', 'dog'\]; the estimator was "
+                                             r"fitted on \['bird', 'cat', 'dog'\]"):
+            fitted.predict({name: named[name] for name in ["cat", "bird", "dog"]})
+
+
+def test_an_all_empty_long_table_asks_for_the_label_names():
+    frame = pd.DataFrame({"task": [0, 1], "worker": [0, 0], "labels": [[], []]})
+    with pytest.raises(ValueError, match="none of the 2 rows ticks a label.*label_names="):
+        multilabel_votes_from_long(frame)
+    votes, *_ = multilabel_votes_from_long(frame, label_names=["a", "b"])
+    assert [v.nnz for v in votes] == [2, 2]
+
+
+def test_score_is_the_mean_held_out_log_likelihood():
+    votes, *_ = simulate(1, n_tasks=400)
+    model = MultiLabelDawidSkene().fit(votes[:300])
+    assert isinstance(model.lower_bounds_, np.ndarray)
+    held_out = votes[300:]
+    sens, spec, prev = model.sensitivity_, model.specificity_, model.prevalence_
+    expected = np.zeros(100)
+    for i in range(100):
+        for label in range(held_out.shape[2]):
+            on, off = prev[label], 1 - prev[label]
+            for j in np.flatnonzero(held_out[i, :, label] >= 0):
+                bit = held_out[i, j, label]
+                on *= sens[j] if bit else 1 - sens[j]
+                off *= 1 - spec[j] if bit else spec[j]
+            expected[i] += np.log(on + off)
+    np.testing.assert_allclose(model.score_samples(held_out), expected, rtol=1e-10)
+    assert model.score(held_out) == pytest.approx(expected.mean())
+    # the fitted workers explain held-out votes better than workers who tick at random
+    assert model.score(held_out) > np.sum(held_out >= 0) / 100 * np.log(0.5)
+    # BinaryRelevance: the sum of the labels' aggregators' scores, if they have one
+    relevance = BinaryRelevance().fit(votes[:300])
+    parts = sum(m.score(held_out[:, :, k]) for k, m in enumerate(relevance.estimators_))
+    assert relevance.score(held_out) == pytest.approx(parts)
+    assert not hasattr(BinaryRelevance(MajorityVote()), "score")

@@ -272,6 +272,16 @@ def _is_pandas_frame(X):
     return pd is not None and isinstance(X, pd.DataFrame)
 
 
+def _keyed_like(values, X):
+    """``values``, one per row of ``X``, as a pandas Series with ``X.index`` when ``X`` is a
+    DataFrame (as the aggregators' per-task outputs are), else as they are."""
+    if not _is_pandas_frame(X):
+        return values
+    import pandas as pd
+
+    return pd.Series(values, index=X.index)
+
+
 def _argmax_labels(frame, classes):
     """Series of the most probable class of each row of a soft-label DataFrame."""
     import pandas as pd

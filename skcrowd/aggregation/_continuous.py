@@ -8,14 +8,19 @@ against gold ratings ``y``; ``fit`` ignores ``y`` (the crowd is the only input).
 
 - :class:`MeanRating`, :class:`MedianRating`: the baselines.
 - :class:`BiasPrecisionEM`: each worker rates ``truth + bias_j + noise`` with precision
-  ``lambda_j`` (Raykar et al. 2010, LFC-N of Zheng et al. 2017 when ``bias=False``), fitted by
-  MAP EM; the precisions' Gamma prior is chosen by evidence (type-II maximum likelihood), so a
-  worker with few ratings is pulled towards the crowd's typical precision.
+  ``lambda_j``, a Gaussian prior on the truths and a Gamma prior on the precisions (model PG1
+  of Piech et al. 2013; the bias of Raykar et al. 2010), fitted by variational EM; the
+  precisions' prior is chosen by evidence (type-II maximum likelihood), so a worker with few
+  ratings is pulled towards the crowd's typical precision.
 - :class:`CATD`: confidence-aware truth discovery (Li et al. 2014): worker weights from the upper
   end of a chi-squared confidence interval of their error variance.
 
 All four work on the observed ratings only (triplets task, worker, rating, in task order) with
-sequential ``np.bincount`` sums, so results do not depend on the CPU.
+sequential ``np.bincount`` sums, so results do not depend on the CPU. ``BiasPrecisionEM`` and
+``CATD`` fit on the ratings standardized by their median and robust scale
+(``rating_location_``, ``rating_scale_``) and map the results back: their predictions follow any
+affine change of the ratings (``a * X + b`` in, ``a * predict(X) + b`` out, up to rounding), and
+ratings of 1e-300 or 1e200 neither underflow nor overflow.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..base import _as_it_was_on_error
 from ..votes import _check_no_duplicate_entry, _fmt, _long_format_roles
+from ._base import _keyed_like
 
 __all__ = ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
 
@@ -156,6 +162,21 @@ def _triplets(ratings):
     return task, worker, ratings[task, worker]
 
 
+def _standardization(value):
+    """Robust location and scale of the ratings ``value``: the median and ``1.4826`` times the
+    median absolute deviation (the standard deviation's estimate for normal ratings); where more
+    than half the ratings are one value (MAD 0), the standard deviation; 1 if all are equal.
+    No rating is squared, so that ratings of 1e200 do not overflow nor ratings of 1e-200
+    underflow."""
+    location = float(np.median(value))
+    deviation = value - location
+    scale = 1.4826 * float(np.median(np.abs(deviation)))
+    if scale == 0:
+        top = float(np.max(np.abs(deviation)))
+        scale = top * float(np.std(deviation / top)) if top > 0 else 1.0
+    return location, scale
+
+
 class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
     """Common validation of the rating aggregators (votes matrix ``X``, ``y`` ignored in fit)."""
 
@@ -195,6 +216,19 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
             raise ValueError("X holds no rating: every entry is NaN or missing_value.")
         return ratings, task, worker, value
 
+    def _fit_standardized(self, X):
+        """``_fit_ratings`` with the ratings standardized (``rating_location_``, ``rating_scale_``
+        recorded): a model fitted on them is invariant to an affine change of the ratings."""
+        ratings, task, worker, value = self._fit_ratings(X)
+        self.rating_location_, self.rating_scale_ = _standardization(value)
+        return ratings, task, worker, self._standardize(value)
+
+    def _standardize(self, value):
+        return (value - self.rating_location_) / self.rating_scale_
+
+    def _unstandardize(self, value):
+        return value * self.rating_scale_ + self.rating_location_
+
     def fit(self, X, y=None):
         """Fit the aggregator on the ratings ``X``.
 
@@ -225,7 +259,8 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame.
         """
         return self.fit(X).predict(X)
 
@@ -240,11 +275,12 @@ class _BaseRatingAggregator(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame, as the class aggregators'
+            per-task outputs.
         """
         check_is_fitted(self)
-        ratings = self._ratings(X, reset=False)
-        return self._aggregate(ratings)
+        return _keyed_like(self._aggregate(self._ratings(X, reset=False)), X)
 
 
 class MeanRating(_BaseRatingAggregator):
@@ -389,7 +425,7 @@ def _gamma_kl(shape_q, rate_q, shape_p, rate_p):
 
 
 class BiasPrecisionEM(_BaseRatingAggregator):
-    """Workers with a bias and a precision each, fitted by EM (Raykar et al. 2010; LFC-N).
+    """Workers with a bias and a precision each, with Gaussian and Gamma priors: variational EM.
 
     The true rating of task ``i`` is ``z_i ~ N(mu, s^2)``; worker ``j`` rates it
     ``y_ij ~ N(a_j z_i + b_j, 1 / lambda_j)`` with a bias ``b_j``, a precision ``lambda_j`` and,
@@ -406,6 +442,15 @@ class BiasPrecisionEM(_BaseRatingAggregator):
     given the workers' posteriors), so ``lower_bounds_``, the evidence lower bound per task,
     never decreases.
 
+    The closest published model is PG1 of Piech et al. (2013): true scores, grader biases and
+    grader reliabilities with Gaussian, Gaussian and Gamma priors (there the biases' prior does
+    not scale with the precision, and the model is fitted by Gibbs sampling with fixed
+    hyperparameters). ``bias=False`` drops the biases: not LFC-N of Zheng et al. (2017), which is
+    the maximum-likelihood model without priors (flat truths, point precisions) and from which
+    this model moves single tasks by up to 0.34 standard deviations of the truths, but PG1 without
+    biases, its Bayesian counterpart. The ratings are standardized first (see the module): the
+    predictions follow any affine change of the ratings; the attributes are in the ratings' units.
+
     A worker with few ratings thus gets about the crowd's typical precision (the prior is
     worth ``2 alpha`` pseudo-ratings) instead of the huge precision of a worker whose three
     ratings happen to agree with the others, and a worker who rates everything high gets a
@@ -418,7 +463,8 @@ class BiasPrecisionEM(_BaseRatingAggregator):
     Parameters
     ----------
     bias : bool, default=True
-        Fit a bias per worker; ``False`` gives LFC-N (precision only).
+        Fit a bias per worker; ``False``: a precision only (PG1 without biases; the Bayesian
+        counterpart of LFC-N).
     bias_prior : float, default=1.0
         Strength of the zero-mean prior on biases, in pseudo-ratings (0: no prior).
     precision_prior : "auto" or float, default="auto"
@@ -440,16 +486,20 @@ class BiasPrecisionEM(_BaseRatingAggregator):
         ``a_j`` (ones unless ``scale=True``).
     precisions_ : ndarray of shape (n_workers,)
         ``E lambda_j``, the posterior mean of the inverse variance of each worker's noise (the
-        prior mean for a worker without ratings).
+        prior mean for a worker without ratings), in the ratings' units (inf or 0 where that is
+        not a float, for ratings of 1e-200 or 1e200).
     prior_mean_, prior_variance_ : float
         ``mu`` and ``s^2``: the prior of the true ratings (a task without ratings gets ``mu``).
     default_rating_ : float
         ``prior_mean_``.
     precision_prior_strength_, precision_prior_mean_ : float
         ``2 alpha`` (pseudo-ratings) and ``alpha / beta`` of the precisions' prior.
+    rating_location_, rating_scale_ : float
+        Median and robust scale of the fitted ratings: the model runs on
+        ``(X - rating_location_) / rating_scale_``.
     lower_bound_ : float
         Evidence lower bound of the final model per task (plus the log-density of the biases'
-        and slopes' priors).
+        and slopes' priors), a density of the ratings in their own units.
     lower_bounds_ : ndarray
         The same at each iteration (never decreasing).
     n_iter_ : int
@@ -463,8 +513,10 @@ class BiasPrecisionEM(_BaseRatingAggregator):
     References
     ----------
     V. C. Raykar, S. Yu, L. H. Zhao, G. H. Valadez, C. Florin, L. Bogoni and L. Moy. "Learning
-    from crowds". JMLR 11, 2010. Y. Zheng, G. Li, Y. Li, C. Shan and R. Cheng. "Truth inference
-    in crowdsourcing: is the problem solved?". PVLDB 10(5), 2017.
+    from crowds". JMLR 11, 2010. C. Piech, J. Huang, Z. Chen, C. Do, A. Ng and D. Koller.
+    "Tuned models of peer assessment in MOOCs". Educational Data Mining, 2013. Y. Zheng, G. Li,
+    Y. Li, C. Shan and R. Cheng. "Truth inference in crowdsourcing: is the problem solved?".
+    PVLDB 10(5), 2017.
 
     Examples
     --------
@@ -575,7 +627,7 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X):
-        ratings, task, worker, value = self._fit_ratings(X)
+        ratings, task, worker, value = self._fit_standardized(X)
         n_tasks, n_workers = ratings.shape
         scale = float(np.var(value)) if np.var(value) > 0 else 1.0
         self._floor = 1e-10 * scale
@@ -627,25 +679,37 @@ class BiasPrecisionEM(_BaseRatingAggregator):
             warnings.warn(f"BiasPrecisionEM did not converge in max_iter={self.max_iter} "
                           "iterations; raise max_iter or tol.", ConvergenceWarning)
         del self._floor
-        self.biases_, self.slopes_, self.precisions_ = bias, slope, lam
-        self.prior_mean_, self.prior_variance_ = prior_mean, prior_var
-        self.default_rating_ = prior_mean
+        self._standardized_params = (bias, slope, lam, prior_mean, prior_var)
+        # back to the ratings' units: y = s u + c with u = a z + b + e gives truth s z + c,
+        # bias s b + c (1 - a), precision lam / s^2 (inf or 0 where that is not a float)
+        c, s = self.rating_location_, self.rating_scale_
+        with np.errstate(over="ignore", under="ignore"):
+            self.biases_, self.slopes_ = s * bias + c * (1 - slope), slope
+            self.precisions_ = lam / s / s
+            self.prior_mean_ = float(self._unstandardize(prior_mean))
+            self.prior_variance_ = float(prior_var * s * s)
+            self.precision_prior_mean_ = float(prior[0] / prior[1] / s / s)
+        self.default_rating_ = self.prior_mean_
         self.precision_prior_strength_ = 2 * prior[0]
-        self.precision_prior_mean_ = prior[0] / prior[1]
-        self.lower_bounds_ = np.asarray(bounds)
-        self.lower_bound_ = bounds[-1]
+        # the bound of the ratings themselves: the Jacobian of u = (y - c) / s per rating (and
+        # per bias under its prior)
+        jacobian = np.log(s) * (len(value) + (self._priors()[0] > 0) * int(rated.sum()))
+        self.lower_bounds_ = np.asarray(bounds) - jacobian / n_tasks
+        self.lower_bound_ = float(self.lower_bounds_[-1])
         self.n_iter_ = len(bounds)
         self.converged_ = converged
         return self
 
-    def _params(self):
-        return (self.biases_, self.slopes_, self.precisions_, self.prior_mean_,
-                self.prior_variance_)
+    def _posterior(self, ratings):
+        """Posterior mean, variance and log-marginal likelihood of each task, standardized."""
+        task, worker, value = _triplets(ratings)
+        return _task_posterior(task, worker, self._standardize(value), len(ratings),
+                               self._standardized_params)
 
     def _aggregate(self, ratings, return_std=False):
-        task, worker, value = _triplets(ratings)
-        mean, var, _ = _task_posterior(task, worker, value, len(ratings), self._params())
-        return (mean, np.sqrt(var)) if return_std else mean
+        mean, var, _ = self._posterior(ratings)
+        mean = self._unstandardize(mean)
+        return (mean, np.sqrt(var) * self.rating_scale_) if return_std else mean
 
     def predict(self, X, return_std=False):
         """Posterior mean of each task's true rating (the fitted workers' model).
@@ -660,12 +724,16 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Returns
         -------
-        ratings : ndarray of shape (n_tasks,)
-        std : ndarray of shape (n_tasks,)
+        ratings : ndarray of shape (n_tasks,) or pandas Series
+            A Series with ``X.index`` when ``X`` is a DataFrame.
+        std : ndarray of shape (n_tasks,) or pandas Series
             Only with ``return_std=True``.
         """
         check_is_fitted(self)
-        return self._aggregate(self._ratings(X, reset=False), return_std=return_std)
+        out = self._aggregate(self._ratings(X, reset=False), return_std=return_std)
+        if return_std:
+            return tuple(_keyed_like(part, X) for part in out)
+        return _keyed_like(out, X)
 
     def score_samples(self, X):
         """Log-likelihood of each task's ratings under the fitted model.
@@ -677,12 +745,14 @@ class BiasPrecisionEM(_BaseRatingAggregator):
 
         Returns
         -------
-        log_likelihood : ndarray of shape (n_tasks,)
+        log_likelihood : ndarray of shape (n_tasks,) or pandas Series
+            A density of the ratings in their own units; a Series with ``X.index`` when ``X``
+            is a DataFrame.
         """
         check_is_fitted(self)
         ratings = self._ratings(X, reset=False)
-        task, worker, value = _triplets(ratings)
-        return _task_posterior(task, worker, value, len(ratings), self._params())[2]
+        n_rated = np.sum(~np.isnan(ratings), axis=1)
+        return _keyed_like(self._posterior(ratings)[2] - n_rated * np.log(self.rating_scale_), X)
 
 
 class CATD(_BaseRatingAggregator):
@@ -693,20 +763,44 @@ class CATD(_BaseRatingAggregator):
     a ``1 - alpha`` confidence interval of the worker's error variance, small for a worker with
     few ratings however well they agree. Starts from the medians.
 
+    **Pseudo-ratings.** The published rule measures a worker's residuals against truths their
+    own ratings are part of, which feeds back: a worker of large weight makes the truths their
+    ratings, which makes their residuals small and their weight larger, until every truth is
+    that worker's rating (on a simulated crowd of 5 workers, 3 ratings per task, a weight ratio
+    of 1.8e13; on MovieReviews an R^2 of .803 where the mean has .830). Each worker's residuals
+    are therefore counted with ``prior_ratings`` pseudo-ratings whose squared residual is the
+    crowd's pooled one, ``s0^2 = sum_j S_j / sum_j n_j``: ``w_j = chi2.ppf(alpha / 2, n_j + k) /
+    (S_j + k s0^2)``. No weight can then grow without bound (``S_j + k s0^2 >= k s0^2``): a
+    worker whose ratings are the truths weighs at most about ``(n_j + k) / k`` typical workers,
+    and a worker with few ratings is pulled towards the crowd's typical weight. ``k = 3``
+    minimized the sum of the mean MAE ratios to the mean rating over the seven Snow et al.
+    crowds and eight simulated crowds; on MovieReviews, left out, it has 0.81 times the mean's
+    MAE (the published rule 1.15, ``leave_one_out`` 0.98). ``prior_ratings=0`` is the published
+    rule.
+
+    The ratings are standardized first (``rating_location_``, ``rating_scale_``): the
+    predictions follow any affine change of the ratings (``a * X + b`` gives ``a * predict(X)
+    + b``), from ratings of 1e-200 to 1e200.
+
     Parameters
     ----------
     alpha : float, default=0.05
         Significance level of the confidence interval.
+    prior_ratings : float, default=3.0
+        Pseudo-ratings ``k`` of the pooled squared residual added to every rated worker's
+        (see above); 0 for the published rule, which can collapse onto one worker.
     leave_one_out : bool, default=False
         Measure a worker's residuals against the weighted mean of the task's *other* workers
-        (tasks they rated alone do not count). The published method (False) measures them
-        against truths the worker's own rating is part of, which can feed back: one worker's
-        weight grows until the truths are that worker's ratings (seen with 3-5 ratings per
-        task).
+        (tasks they rated alone do not count; a worker who rated only such tasks gets weight 0,
+        and a task rated only by such workers their plain mean). It removes a worker's own
+        feedback, not a pair's (two workers who agree exactly still drive each other's weight
+        up without ``prior_ratings``), and it inflates every residual by the others' error,
+        which evens out the weights: 0.98 times the mean's MAE on MovieReviews.
     max_iter : int, default=100
         Most iterations.
     tol : float, default=1e-6
-        Stop when no truth moves by more than ``tol`` times the ratings' standard deviation.
+        Stop when no truth moves by more than ``tol`` times the standardized ratings' standard
+        deviation.
     missing_value : float or None, default=np.nan
         Marker of a missing rating besides NaN.
     rating_range : tuple (low, high) or None, default=None
@@ -715,9 +809,14 @@ class CATD(_BaseRatingAggregator):
     Attributes
     ----------
     weights_ : ndarray of shape (n_workers,)
-        Worker weights (0 for a worker without ratings).
+        Worker weights, normalized to sum to one (only their ratios matter; 0 for a worker
+        without ratings).
     default_rating_ : float
-        Weighted mean of the fitted truths: the prediction for a task without ratings.
+        Mean of the fitted truths of the rated tasks (not weighted): the prediction for a task
+        without ratings.
+    rating_location_, rating_scale_ : float
+        Median and robust scale of the fitted ratings: the model runs on
+        ``(X - rating_location_) / rating_scale_``.
     n_iter_ : int
     converged_ : bool
     n_features_in_ : int
@@ -736,27 +835,29 @@ class CATD(_BaseRatingAggregator):
     >>> truth = rng.uniform(0, 10, size=100)
     >>> X = truth[:, None] + rng.normal(size=(100, 5)) * np.array([0.5, 0.5, 1.0, 1.0, 5.0])
     >>> X[rng.random((100, 5)) < 0.3] = np.nan  # 30 % of the ratings missing
-    >>> weights = CATD().fit(X).weights_  # worker 0's weight fed back on itself
-    >>> np.round(weights / weights.max(), 2)
-    array([1., 0., 0., 0., 0.])
-    >>> model = CATD(leave_one_out=True).fit(X)
+    >>> model = CATD().fit(X)  # the true precisions' ratios are 1, 1, 0.25, 0.25, 0.01
     >>> np.round(model.weights_ / model.weights_.max(), 2)
-    array([0.82, 0.69, 0.67, 1.  , 0.06])
+    array([1.  , 0.72, 0.39, 0.36, 0.02])
     >>> bool(np.abs(model.predict(X) - truth).mean() < np.abs(np.nanmean(X, 1) - truth).mean())
     True
+    >>> published = CATD(prior_ratings=0).fit(X)  # worker 0's weight fed back on itself
+    >>> np.round(published.weights_ / published.weights_.max(), 2)
+    array([1., 0., 0., 0., 0.])
     """
 
     _parameter_constraints: dict = {
         **_BaseRatingAggregator._parameter_constraints,
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "prior_ratings": [Interval(numbers.Real, 0, None, closed="left")],
         "leave_one_out": ["boolean"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, alpha=0.05, leave_one_out=False, max_iter=100, tol=1e-6,
-                 missing_value=np.nan, rating_range=None):
+    def __init__(self, *, alpha=0.05, prior_ratings=3.0, leave_one_out=False, max_iter=100,
+                 tol=1e-6, missing_value=np.nan, rating_range=None):
         self.alpha = alpha
+        self.prior_ratings = prior_ratings
         self.leave_one_out = leave_one_out
         self.max_iter = max_iter
         self.tol = tol
@@ -765,37 +866,47 @@ class CATD(_BaseRatingAggregator):
 
     @staticmethod
     def _weighted(task, worker, value, n_tasks, weights, default):
+        """Weighted mean of each task's ratings: their plain mean where all its raters weigh 0,
+        ``default`` for a task without ratings."""
         w = weights[worker]
         total = np.bincount(task, weights=w, minlength=n_tasks)
         num = np.bincount(task, weights=w * value, minlength=n_tasks)
-        return np.where(total > 0, num / np.where(total > 0, total, 1.0), default)
+        n = np.bincount(task, minlength=n_tasks)
+        plain = np.bincount(task, weights=value, minlength=n_tasks)
+        return np.where(total > 0, num / np.where(total > 0, total, 1.0),
+                        np.where(n > 0, plain / np.maximum(n, 1), default))
+
+    def _residual_sums(self, task, worker, value, truth, weights, n_tasks, n_workers):
+        """Per worker: the number of residuals and their sum of squares."""
+        if not self.leave_one_out:
+            return (np.bincount(worker, minlength=n_workers),
+                    np.bincount(worker, weights=(value - truth[task]) ** 2, minlength=n_workers))
+        # residual against the weighted mean of the task's other workers
+        w = weights[worker]
+        num = np.bincount(task, weights=w * value, minlength=n_tasks)[task] - w * value
+        den = np.bincount(task, weights=w, minlength=n_tasks)[task] - w
+        others = den > 1e-12 * w
+        resid = np.where(others, value - num / np.where(others, den, 1.0), 0.0)
+        return (np.bincount(worker, weights=others, minlength=n_workers),
+                np.bincount(worker, weights=resid ** 2, minlength=n_workers))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X):
-        ratings, task, worker, value = self._fit_ratings(X)
+        ratings, task, worker, value = self._fit_standardized(X)
         n_tasks, n_workers = ratings.shape
         spread = float(np.std(value)) or 1.0
-        truth = _medians(ratings, float(np.median(value)))
-        n = np.bincount(worker, minlength=n_workers)
-        quantile = np.where(n > 0, chi2.ppf(self.alpha / 2, np.maximum(n, 1)), 0.0)
+        truth = _medians(self._standardize(ratings), float(np.median(value)))
         floor = 1e-12 * spread ** 2
         converged = False
         weights = np.ones(n_workers)
         for n_iter in range(1, self.max_iter + 1):
-            if self.leave_one_out:
-                # residual against the weighted mean of the task's other workers
-                w = weights[worker]
-                num = np.bincount(task, weights=w * value, minlength=n_tasks)[task] - w * value
-                den = np.bincount(task, weights=w, minlength=n_tasks)[task] - w
-                others = den > 1e-12 * w
-                resid = np.where(others, value - num / np.where(others, den, 1.0), 0.0)
-                n = np.bincount(worker, weights=others, minlength=n_workers)
-                quantile = np.where(n > 0, chi2.ppf(self.alpha / 2, np.maximum(n, 1)), 0.0)
-                S = np.bincount(worker, weights=resid ** 2, minlength=n_workers)
-            else:
-                S = np.bincount(worker, weights=(value - truth[task]) ** 2,
-                                minlength=n_workers)
+            n, S = self._residual_sums(task, worker, value, truth, weights, n_tasks, n_workers)
+            if self.prior_ratings > 0:
+                pooled = float(np.sum(S)) / max(float(np.sum(n)), 1.0)
+                n, S = np.where(n > 0, n + self.prior_ratings, 0.0), S + self.prior_ratings * pooled
+            quantile = np.where(n > 0, chi2.ppf(self.alpha / 2, np.maximum(n, 1)), 0.0)
             weights = quantile / np.maximum(S, floor)
+            weights = weights / (np.sum(weights) or 1.0)
             new = self._weighted(task, worker, value, n_tasks, weights, float(np.mean(value)))
             moved = float(np.max(np.abs(new - truth)))
             truth = new
@@ -806,11 +917,13 @@ class CATD(_BaseRatingAggregator):
             warnings.warn(f"CATD did not converge in max_iter={self.max_iter} iterations.",
                           ConvergenceWarning)
         self.weights_ = weights
-        self.default_rating_ = float(np.mean(truth[np.bincount(task, minlength=n_tasks) > 0]))
+        rated = np.bincount(task, minlength=n_tasks) > 0
+        self.default_rating_ = float(self._unstandardize(np.mean(truth[rated])))
         self.n_iter_, self.converged_ = n_iter, converged
         return self
 
     def _aggregate(self, ratings):
         task, worker, value = _triplets(ratings)
-        return self._weighted(task, worker, value, len(ratings), self.weights_,
-                              self.default_rating_)
+        default = self._standardize(self.default_rating_)
+        return self._unstandardize(self._weighted(task, worker, self._standardize(value),
+                                                  len(ratings), self.weights_, default))

@@ -14,7 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..base import _as_it_was_on_error
-from ._base import BaseAggregator, _is_pandas_frame
+from ..votes import check_votes
+from ._base import BaseAggregator, _is_pandas_frame, _keyed_like
 from ._em import _MAX_PRIOR_ITER  # iterations in which the latent-score prior may settle
 
 __all__ = ["OrdinalDawidSkene"]
@@ -99,10 +100,14 @@ def _positions_objective(counts, bias, log_noise, positions, lapse):
 class OrdinalDawidSkene(BaseAggregator):
     """Dawid-Skene for ordinal grades, its confusion rows drawn towards a latent-score model.
 
-    The classes are grades in the order of ``classes_`` (sorted labels: use integers, or
-    labels that sort in grade order). Each task has a true grade ``k`` (prior ``pi``). The
-    latent-score model of worker ``j``: they score a task of grade ``k`` as ``mu_k + b_j + e``
-    with Gaussian noise ``e`` of standard deviation ``sigma_j`` (``mu_k = k`` unless
+    The classes are grades, in the order ``grades`` gives (``poor, fair, good``), or in numeric
+    order for numeric grades; grades that are not numbers need ``grades`` (their sorted order is
+    alphabetical, not the grades'). Consecutive grades are one step apart on the latent scale
+    whatever their values: grades 0, 2, 4, 6, 8 are five adjacent steps, as 0, 1, 2, 3, 4 are
+    (``fit_positions=True`` learns unequal steps from the votes). Each task has a true grade
+    ``k`` (prior ``pi``). The latent-score model of worker ``j``: they score a task of grade
+    ``k`` as ``mu_k + b_j + e`` with Gaussian noise ``e`` of standard deviation ``sigma_j``
+    (``mu_k = k`` unless
     ``fit_positions``), and give the grade whose interval ``(l - 1/2, l + 1/2)`` holds the
     score; a small lapse rate (a uniform grade, ``lapse``) keeps every vote possible. That is a
     confusion matrix of two parameters instead of ``K (K - 1)``, which knows that a worker who
@@ -125,6 +130,11 @@ class OrdinalDawidSkene(BaseAggregator):
     n_classes : int, default=None
         Number of grades when some never appear in the votes: labels must be integers in
         ``range(n_classes)``. Default: the distinct labels seen.
+    grades : array-like or None, default=None
+        The grade labels from lowest to highest, e.g. ``["poor", "fair", "good", "very good",
+        "excellent"]``; every vote must be one of them (grades nobody gave may be listed).
+        Default: the distinct grades seen in numeric order; two or more grades that are not
+        numbers raise a ValueError without ``grades``.
     prior_strength : float, default=20.0
         Votes per confusion row that the latent-score prior is worth (``np.inf``: the
         latent-score model alone). 20 was chosen on the metaphor-novelty crowd and simulated
@@ -151,7 +161,7 @@ class OrdinalDawidSkene(BaseAggregator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        The grades, in order.
+        The grades, from lowest to highest (``grades`` when given).
     biases_ : ndarray of shape (n_workers,)
     noise_ : ndarray of shape (n_workers,)
         ``sigma_j``, in grades.
@@ -201,6 +211,7 @@ class OrdinalDawidSkene(BaseAggregator):
     _parameter_constraints: dict = {
         "missing_label": [numbers.Real, str, None],
         "n_classes": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "grades": ["array-like", None],
         "prior_strength": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "fit_positions": ["boolean"],
         "bias_sd": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -211,10 +222,11 @@ class OrdinalDawidSkene(BaseAggregator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_classes=None, *, prior_strength=20.0, fit_positions=False, bias_sd=0.5,
-                 noise_sd=1.0, lapse=0.01, decision="mode", max_iter=100, tol=1e-6,
+    def __init__(self, n_classes=None, *, grades=None, prior_strength=20.0, fit_positions=False,
+                 bias_sd=0.5, noise_sd=1.0, lapse=0.01, decision="mode", max_iter=100, tol=1e-6,
                  missing_label=-1):
         self.n_classes = n_classes
+        self.grades = grades
         self.prior_strength = prior_strength
         self.fit_positions = fit_positions
         self.bias_sd = bias_sd
@@ -224,6 +236,29 @@ class OrdinalDawidSkene(BaseAggregator):
         self.max_iter = max_iter
         self.tol = tol
         self.missing_label = missing_label
+
+    def _validate_votes(self, X, *, reset, allow_no_votes=False):
+        """The votes as grade indices: in the order of ``grades``, or numeric (see the class)."""
+        if not reset or self.grades is None:
+            votes = super()._validate_votes(X, reset=reset, allow_no_votes=allow_no_votes)
+            if reset and self.classes_.dtype.kind not in "iufb" and len(self.classes_) > 1:
+                shown = ", ".join(repr(c) for c in self.classes_.tolist()[:5])
+                more = ", ..." if len(self.classes_) > 5 else ""
+                raise ValueError(
+                    f"X has grades that are not numbers ({shown}{more}): their order"
+                    " cannot be guessed (sorted, they are alphabetical). Pass the "
+                    "grades from lowest to highest: OrdinalDawidSkene(grades=[...]).")
+            return votes
+        grades = np.asarray(np.asarray(self.grades).tolist())  # object strings: str dtype
+        if grades.ndim != 1 or len(grades) < 1 or len(set(grades.tolist())) != len(grades):
+            raise ValueError("grades must list distinct grade labels, lowest first, got "
+                             f"{self.grades!r}.")
+        if self.n_classes is not None:
+            raise ValueError("Give grades or n_classes, not both: grades lists every grade.")
+        super()._validate_votes(X, reset=True, allow_no_votes=True)  # shapes and worker names
+        votes = check_votes(X, missing_label=self.missing_label, classes=grades, name="X")
+        self.classes_ = votes.classes
+        return votes
 
     # -- EM pieces ------------------------------------------------------------------------
     def _log_posterior(self, votes, log_conf, log_prior):
@@ -437,16 +472,53 @@ class OrdinalDawidSkene(BaseAggregator):
         proba : ndarray of shape (n_tasks, n_classes) or pandas DataFrame
             A DataFrame with ``X.index`` when ``X`` is a DataFrame.
         """
-        check_is_fitted(self)
-        votes = self._validate_votes(X, reset=False, allow_no_votes=True)
-        joint = self._log_posterior(votes, np.log(self.confusion_matrices_),
-                                    np.log(self.class_priors_))
+        joint = self._joint(X)
         proba = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
         if _is_pandas_frame(X):
             import pandas as pd
 
             return pd.DataFrame(proba, index=X.index, columns=self.classes_)
         return proba
+
+    def _joint(self, X):
+        """``log p(grade k, votes of task i)`` under the fitted model, (n_tasks, n_classes)."""
+        check_is_fitted(self)
+        votes = self._validate_votes(X, reset=False, allow_no_votes=True)
+        return self._log_posterior(votes, np.log(self.confusion_matrices_),
+                                   np.log(self.class_priors_))
+
+    def score_samples(self, X):
+        """Log-likelihood of the votes of each task under the fitted model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes of the fitted workers; tasks may be new.
+
+        Returns
+        -------
+        log_likelihood : ndarray of shape (n_tasks,) or pandas Series
+            ``log p(votes of task i)``; 0 for a task without votes. A Series with ``X.index``
+            when ``X`` is a DataFrame.
+        """
+        return _keyed_like(logsumexp(self._joint(X), axis=1), X)
+
+    def score(self, X, y=None):
+        """Mean per-task log-likelihood of the votes (higher is better), as the class
+        aggregators': on held-out tasks, a gold-free score for model choice.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_tasks, n_workers)
+            Votes of the fitted workers, for instance held-out tasks.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.score_samples(X)))
 
     def predict(self, X):
         """The grade of each task: most probable (``decision="mode"``) or posterior median.
@@ -465,9 +537,4 @@ class OrdinalDawidSkene(BaseAggregator):
             return self._labels(proba)
         values = np.asarray(proba)
         index = np.argmax(np.cumsum(values, axis=1) >= 0.5 - 1e-12, axis=1)
-        labels = self.classes_[index]
-        if _is_pandas_frame(X):
-            import pandas as pd
-
-            return pd.Series(labels, index=X.index)
-        return labels
+        return _keyed_like(self.classes_[index], X)

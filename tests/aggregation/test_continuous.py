@@ -54,10 +54,30 @@ def test_mean_and_median_by_hand():
 
 
 def test_missing_value_marker_and_dataframe():
-    X = pd.DataFrame({"ann": [1.0, -1.0], "bob": [3.0, 5.0]})
+    X = pd.DataFrame({"ann": [1.0, -1.0], "bob": [3.0, 5.0]}, index=["t1", "t2"])
     model = MeanRating(missing_value=-1).fit(X)
-    np.testing.assert_allclose(model.predict(X), [2.0, 5.0])
+    pd.testing.assert_series_equal(model.predict(X), pd.Series([2.0, 5.0], index=X.index))
     assert model.feature_names_in_.tolist() == ["ann", "bob"]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_a_dataframe_gives_series_indexed_like_it(cls):
+    """As the class aggregators: per-task outputs of a DataFrame are Series with its index; the
+    worker attributes follow the columns (``feature_names_in_``)."""
+    ratings, _, _, _ = simulate(6, n_tasks=60, n_workers=5)
+    X = pd.DataFrame(ratings, index=[f"task{i}" for i in range(60)],
+                     columns=[f"w{j}" for j in range(5)])
+    model = cls().fit(X)
+    expected = cls().fit(ratings).predict(ratings)
+    for out in (model.predict(X), cls().fit_predict(X)):
+        assert isinstance(out, pd.Series) and out.index.equals(X.index)
+        np.testing.assert_allclose(out.to_numpy(), expected)
+    assert isinstance(expected, np.ndarray)
+    assert model.feature_names_in_.tolist() == X.columns.tolist()
+    assert model.score(X, expected) == pytest.approx(1.0)
+    if cls is BiasPrecisionEM:
+        mean, std = model.predict(X, return_std=True)
+        assert std.index.equals(X.index) and model.score_samples(X).index.equals(X.index)
 
 
 @pytest.mark.parametrize("cls", ALL)
@@ -99,15 +119,42 @@ def test_bias_precision_em_by_hand():
 
 
 def test_catd_weights_by_hand():
-    # two workers on three tasks; one iteration from the medians (= means of two ratings):
-    X = np.array([[0.0, 2.0], [1.0, 1.0], [4.0, 2.0]])
-    from scipy.stats import chi2
-
+    # three workers on four tasks; one iteration from the medians [1, 1, 3, 2]: squared
+    # residuals 2, 2 and 9 over n = 4 ratings each, pooled 13 / 12 per rating
+    X = np.array([[0.0, 2.0, 1.0], [1.0, 1.0, 4.0], [4.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = CATD(max_iter=1).fit(X)
-    # residuals to the medians [1, 1, 3]: worker 0: 1 + 0 + 1 = 2, worker 1: 1 + 0 + 1 = 2
-    np.testing.assert_allclose(model.weights_, chi2.ppf(0.025, 3) / 2)
+        published = CATD(prior_ratings=0, max_iter=1).fit(X)
+        model = CATD(max_iter=1).fit(X)  # 3 pseudo-ratings: chi2.ppf(0.025, 4 + 3) for all
+    expected = 1 / np.array([2.0, 2.0, 9.0])  # chi2.ppf(0.025, 4) / S_j, normalized
+    np.testing.assert_allclose(published.weights_, expected / expected.sum())
+    expected = 1 / (np.array([2.0, 2.0, 9.0]) + 3 * 13 / 12)
+    np.testing.assert_allclose(model.weights_, expected / expected.sum())
+    np.testing.assert_allclose(model.predict(X), X @ model.weights_)
+
+
+def test_catd_cannot_collapse_onto_one_worker():
+    # a dense crowd of 5 workers, 3 ratings per task: the published rule ends with one worker's
+    # weight 1e13 times another's; with the pseudo-ratings no worker weighs more than the
+    # (n_j + 3) / 3 typical workers it can, and the aggregate beats the mean
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        truth = rng.uniform(0, 10, 300)
+        sds = np.array([0.5, 1.0, 1.0, 2.0, 5.0])
+        X = np.full((300, 5), np.nan)
+        for i in range(300):
+            who = rng.choice(5, 3, replace=False)
+            X[i, who] = truth[i] + rng.normal(size=3) * sds[who]
+        model = CATD().fit(X)
+        assert model.converged_ and model.weights_.sum() == pytest.approx(1.0)
+        assert model.weights_.max() / np.sort(model.weights_)[-2] < 10
+        assert np.argmax(model.weights_) == 0 and np.argmin(model.weights_) == 4
+        single = np.mean([np.mean(np.isclose(model.predict(X), X[:, j])) for j in range(5)])
+        assert single < 0.05  # no task's truth is one worker's rating
+        mae = np.abs(model.predict(X) - truth).mean()
+        assert mae < 0.7 * np.abs(np.nanmean(X, axis=1) - truth).mean()
+        loo = CATD(leave_one_out=True).fit(X)
+        assert np.abs(loo.predict(X) - truth).mean() < np.abs(np.nanmean(X, 1) - truth).mean()
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +177,8 @@ def test_em_recovers_workers_and_beats_the_mean(seed):
     mae = np.abs(model.predict(X) - truth).mean()
     mean = np.abs(MeanRating().fit_predict(X) - truth).mean()
     assert mae < 0.6 * mean
-    for other in (CATD(), CATD(leave_one_out=True), BiasPrecisionEM(bias=False),
+    for other in (CATD(), CATD(leave_one_out=True), CATD(prior_ratings=0),
+                  BiasPrecisionEM(bias=False),
                   BiasPrecisionEM(scale=True)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -201,6 +249,50 @@ def test_deterministic_and_pickle(cls):
     order = np.random.default_rng(0).permutation(len(X))
     np.testing.assert_allclose(first.predict(X)[order], cls().fit(X[order]).predict(X[order]),
                                rtol=1e-7, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# affine changes of the ratings
+# ---------------------------------------------------------------------------
+
+AFFINE = [(1e-200, 0.0), (1e200, 0.0), (1e154, 0.0), (1e-300, 0.0), (1.0, 1e12), (-3.0, 7.0),
+          (1e-200, 1e-190), (1e100, 1e112)]
+VARIANTS = [MeanRating(), MedianRating(), BiasPrecisionEM(), BiasPrecisionEM(bias=False),
+            BiasPrecisionEM(scale=True), CATD(), CATD(leave_one_out=True)]
+
+
+@pytest.mark.parametrize("estimator", VARIANTS, ids=repr)
+def test_predictions_follow_an_affine_change_of_the_ratings(estimator):
+    """``a * X + b`` in, ``a * predict(X) + b`` out, from ratings of 1e-300 to 1e200 and offsets
+    of 1e12 times the ratings' spread: no warning, no overflow, the bound still non-decreasing.
+    Tolerance: 1e-9 of the predictions' spread, plus 16 units in the last place of the offset
+    (the ratings ``a * X + b`` themselves are rounded to about one)."""
+    X, _, _, _ = simulate(5)
+    reference = clone(estimator).fit(X)
+    expected = reference.predict(X)
+    spread = np.std(expected)
+    for a, b in AFFINE:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model = clone(estimator).fit(a * X + b)
+            got = (model.predict(a * X + b) - b) / a
+        atol = 1e-9 * spread + 16 * np.finfo(float).eps * abs(b / a)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=atol, err_msg=f"a={a}, b={b}")
+        if hasattr(model, "lower_bounds_"):
+            assert np.all(np.diff(model.lower_bounds_) >= -1e-10 * np.abs(model.lower_bounds_[1:]))
+            assert model.converged_ and model.n_iter_ == reference.n_iter_
+        if hasattr(model, "converged_"):
+            assert model.converged_
+    # the fitted workers in the ratings' units
+    model = clone(estimator).fit(2 * X + 5)
+    if isinstance(estimator, BiasPrecisionEM):
+        np.testing.assert_allclose(model.precisions_, reference.precisions_ / 4)
+        np.testing.assert_allclose(model.biases_, 2 * reference.biases_
+                                   + 5 * (1 - reference.slopes_), atol=1e-9)
+        np.testing.assert_allclose(model.score_samples(2 * X + 5),
+                                   reference.score_samples(X) - np.log(2) * np.sum(~np.isnan(X), 1))
+    if isinstance(estimator, CATD):
+        np.testing.assert_allclose(model.weights_, reference.weights_)
 
 
 # ---------------------------------------------------------------------------

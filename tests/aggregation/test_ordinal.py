@@ -85,12 +85,13 @@ def test_median_decision_and_new_tasks():
 
 def test_pandas_labels_and_pickle():
     votes, _, _, _ = simulate(2, n_tasks=200, n_workers=10, K=3, per_task=4)
-    grades = np.array(["a-low", "b-mid", "c-high"], dtype=object)
+    grades = np.array(["low", "mid", "high"], dtype=object)
     frame = pd.DataFrame(np.where(votes >= 0, grades[np.maximum(votes, 0)], None),
                          index=[f"t{i}" for i in range(len(votes))],
                          columns=[f"w{j}" for j in range(votes.shape[1])])
-    model = OrdinalDawidSkene(missing_label=None).fit(frame)
+    model = OrdinalDawidSkene(grades=grades, missing_label=None).fit(frame)
     assert model.classes_.tolist() == grades.tolist()
+    assert model.feature_names_in_.tolist() == frame.columns.tolist()
     labels = model.predict(frame)
     assert isinstance(labels, pd.Series) and labels.index.equals(frame.index)
     again = pickle.loads(pickle.dumps(clone(model).fit(frame)))
@@ -110,3 +111,65 @@ def test_convergence_warning_and_bad_input():
         model = OrdinalDawidSkene(max_iter=2).fit(votes)
     with pytest.raises(ValueError):
         model.predict(votes[:, :5])  # other workers
+
+
+NAMES = np.array(["poor", "fair", "good", "very good", "excellent"], dtype=object)
+
+
+def test_grade_names_in_the_given_order_fit_as_the_integer_coding():
+    votes, truth, _, _ = simulate(0)
+    named = np.where(votes >= 0, NAMES[np.maximum(votes, 0)], None)
+    coded = OrdinalDawidSkene().fit(votes)
+    model = OrdinalDawidSkene(grades=list(NAMES), missing_label=None).fit(named)
+    assert model.classes_.tolist() == NAMES.tolist()
+    np.testing.assert_array_equal(model.predict(named), NAMES[coded.predict(votes)])
+    np.testing.assert_allclose(model.predict_proba(named), coded.predict_proba(votes))
+    np.testing.assert_allclose(model.lower_bounds_, coded.lower_bounds_)
+    np.testing.assert_allclose(model.biases_, coded.biases_)
+    assert model.score(named) == pytest.approx(coded.score(votes))
+    # numeric grades in another order than the numeric one: the order given is the order used
+    reversed_ = OrdinalDawidSkene(grades=[4, 3, 2, 1, 0]).fit(votes)
+    np.testing.assert_array_equal(reversed_.predict(votes), coded.predict(votes))
+    np.testing.assert_allclose(reversed_.biases_, -coded.biases_, atol=1e-6)
+
+
+def test_grade_names_without_an_order_raise_and_unknown_grades_are_named():
+    votes, _, _, _ = simulate(0, n_tasks=50)
+    named = np.where(votes >= 0, NAMES[np.maximum(votes, 0)], None)
+    with pytest.raises(ValueError, match=r"not numbers .*grades=\[\.\.\.\]"):
+        OrdinalDawidSkene(missing_label=None).fit(named)
+    with pytest.raises(ValueError, match="'good'.*not one of the known classes"):
+        OrdinalDawidSkene(grades=["poor", "fair"], missing_label=None).fit(named)
+    with pytest.raises(ValueError, match="distinct"):
+        OrdinalDawidSkene(grades=["poor", "poor"], missing_label=None).fit(named)
+    with pytest.raises(ValueError, match="not both"):
+        OrdinalDawidSkene(grades=list(NAMES), n_classes=5, missing_label=None).fit(named)
+
+
+def test_spaced_numeric_grades_are_adjacent_steps():
+    # grades 0, 2, 4, 6, 8 are the five steps of 0, 1, 2, 3, 4 (documented), in numeric order
+    votes, _, _, _ = simulate(1, n_tasks=200)
+    spaced = np.where(votes >= 0, 2 * votes, -1)
+    coded = OrdinalDawidSkene().fit(votes)
+    model = OrdinalDawidSkene().fit(spaced)
+    assert model.classes_.tolist() == [0, 2, 4, 6, 8]
+    np.testing.assert_array_equal(model.predict(spaced), 2 * coded.predict(votes))
+    np.testing.assert_allclose(model.biases_, coded.biases_)
+
+
+def test_score_is_the_mean_held_out_log_likelihood():
+    votes, _, _, _ = simulate(2, n_tasks=400)
+    model = OrdinalDawidSkene().fit(votes[:300])
+    held_out = votes[300:]
+    joint = np.log(model.class_priors_) + np.array([
+        [sum(np.log(model.confusion_matrices_[j, k, held_out[i, j]])
+             for j in np.flatnonzero(held_out[i] >= 0)) for k in range(5)]
+        for i in range(len(held_out))])
+    expected = np.log(np.exp(joint).sum(axis=1))
+    np.testing.assert_allclose(model.score_samples(held_out), expected)
+    assert model.score(held_out) == pytest.approx(expected.mean())
+    frame = pd.DataFrame(held_out, index=[f"t{i}" for i in range(100)])
+    assert model.score_samples(frame).index.tolist() == frame.index.tolist()
+    # the fitted model scores held-out tasks better than a model with the latent prior alone
+    # fitted to fewer tasks would be a weaker claim; here: better than uniform confusions
+    assert model.score(held_out) > np.mean(np.sum(held_out >= 0, axis=1) * np.log(1 / 5))
