@@ -339,16 +339,21 @@ class _PairwiseModel(BaseEstimator):
     # -- uncertainty ----------------------------------------------------------------------
 
     def _covariance(self):
-        """Laplace covariance of the log-scores: the inverse of the prior's precision plus the
-        Fisher information of the comparisons, worker parameters held at their fitted values.
-        Dense, O(n_items^3)."""
+        """Laplace covariance of the log-scores about their mean: the inverse of the prior's
+        precision plus the Fisher information of the comparisons (worker parameters held at
+        their fitted values), projected off the common shift of all scores. The likelihood
+        does not see that shift and the fitted scores always sum to zero (the prior's
+        gradient balances the likelihood's, whose components sum to zero), so its prior
+        variance is no uncertainty of the scores. Dense, O(n_items^3)."""
         left, right, info = self._fisher
         n = len(self.scores_)
         precision = np.zeros((n, n))
         np.add.at(precision, (left, right), -info)
         precision += precision.T
         precision[np.diag_indices(n)] = self.prior_strength - precision.sum(axis=1)
-        return cho_solve(cho_factor(precision), np.eye(n))
+        cov = cho_solve(cho_factor(precision), np.eye(n))
+        centred = cov - cov.mean(axis=0)
+        return centred - centred.mean(axis=1, keepdims=True)
 
     def score_intervals(self, alpha=0.05, *, method="laplace", X=None, n_bootstrap=200,
                         random_state=None):
@@ -361,7 +366,8 @@ class _PairwiseModel(BaseEstimator):
         method : {"laplace", "bootstrap"}, default="laplace"
             ``"laplace"``: ``score +- z sqrt(var)``, with the variances of the Laplace
             (Gaussian) approximation of the posterior of the log-scores at the fitted values
-            (the workers' parameters held fixed); no refit, O(n_items^3) time.
+            (the workers' parameters held fixed), about their mean (the scores are known up
+            to a common shift, and the fitted ones sum to zero); no refit, O(n_items^3) time.
             ``"bootstrap"``: percentile intervals of the log-scores of ``n_bootstrap`` clones
             fitted on comparisons ``X`` resampled with replacement (the rows of ``X`` are
             the unit; pass the comparisons ``fit`` saw).
