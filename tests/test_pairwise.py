@@ -327,3 +327,37 @@ def test_pairwise_domain_check_catches_its_breach(check, broken):
 @parametrize_with_checks(MODELS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ---------------------------------------------------------------------------
+# command line: python -m skcrowd pairwise
+# ---------------------------------------------------------------------------
+
+
+def test_cli_pairwise_writes_scores_intervals_and_next_pairs(tmp_path, capsys):
+    from skcrowd._cli import main
+
+    X, _, _ = simulate(0, n_items=10, n_comparisons=300, adversary=0.2)
+    X = X.astype(str).assign(left=lambda f: "item" + f.left, right=lambda f: "item" + f.right,
+                             label=lambda f: "item" + f.label)
+    X.to_csv(tmp_path / "comparisons.csv", index=False)
+    assert main([
+        "pairwise", str(tmp_path / "comparisons.csv"), "--method", "crowdbt",
+        "-o", str(tmp_path / "scores.csv"), "--next-pairs", str(tmp_path / "next.csv"),
+        "--n-next", "3", "--param", "prior_strength=0.5"]) == 0
+    scores = pd.read_csv(tmp_path / "scores.csv", index_col="item")
+    expected = CrowdBT(prior_strength=0.5).fit(X).score_intervals()
+    assert list(scores.columns) == ["score", "lower", "upper"]
+    assert list(scores.index) == list(expected.index)
+    np.testing.assert_allclose(scores.score, expected.score, rtol=1e-5, atol=1e-6)
+    assert list(pd.read_csv(tmp_path / "next.csv").columns) == ["left", "right", "gain"]
+    assert main(["pairwise", str(tmp_path / "comparisons.csv")]) == 0  # to stdout
+    assert capsys.readouterr().out.startswith("item,score,lower,upper\n")
+
+
+def test_cli_pairwise_bad_row_is_a_clean_error(tmp_path, capsys):
+    from skcrowd._cli import main
+
+    (tmp_path / "bad.csv").write_text("left,right,label\na,b,a\nc,c,c\n")
+    assert main(["pairwise", str(tmp_path / "bad.csv")]) == 1
+    assert "row 1 (index 1) compares item 'c' with itself" in capsys.readouterr().err
