@@ -67,9 +67,10 @@ def _pandas():
     return pd
 
 
-def _factorize(values, what):
-    """Codes of ``values`` and their sorted unique ids (in first-seen order when ids of mixed
-    types do not sort), so that the fitted parameters do not depend on the order of the rows."""
+def _factorize(values):
+    """Codes of ``values`` and their sorted unique ids (ids of mixed types that do not compare
+    sorted by type name, then repr), so that the fitted parameters do not depend on the order
+    of the rows."""
     pd = _pandas()
     try:
         return pd.factorize(values, sort=True)
@@ -80,6 +81,11 @@ def _factorize(values, what):
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         return rank[codes], uniques[order]
+
+
+def _id(value):
+    """An id for a message: a numpy scalar as its Python value (``30``, not ``np.int64(30)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _columns(X, need_label):
@@ -96,18 +102,19 @@ def _columns(X, need_label):
                          f"(optional), left, right and label, got {list(X.columns)}.")
     if len(X) == 0:
         raise ValueError("Comparisons hold no row: at least one comparison is required.")
-    columns = {name: X[name].to_numpy(dtype=object) for name in names}
+    columns = {name: X[name].to_numpy() for name in names}
     for name, values in columns.items():
         bad = pd.isna(values)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"Comparisons row {row} (index {X.index[row]!r}): {name} is missing "
-                             f"({values[row]!r}).")
+            raise ValueError(f"Comparisons row {row} (index {_id(X.index[row])!r}): {name} is "
+                             f"missing ({_id(values[row])!r}).")
     same = columns["left"] == columns["right"]
     if same.any():
         row = int(np.flatnonzero(same)[0])
-        raise ValueError(f"Comparisons row {row} (index {X.index[row]!r}) compares item "
-                         f"{columns['left'][row]!r} with itself ({int(same.sum())} such rows).")
+        raise ValueError(f"Comparisons row {row} (index {_id(X.index[row])!r}) compares item "
+                         f"{_id(columns['left'][row])!r} with itself ({int(same.sum())} such "
+                         "rows).")
     return columns
 
 
@@ -121,9 +128,17 @@ def _outcomes(X, left, right, label, tie_label):
         row = int(np.flatnonzero(bad)[0])
         allowed = "left, right" + ("" if tie_label is None else f" or tie_label={tie_label!r}")
         raise ValueError(
-            f"Comparisons row {row} (index {X.index[row]!r}): label {label[row]!r} is neither "
-            f"of the items compared ({left[row]!r}, {right[row]!r}); a label must be {allowed}.")
+            f"Comparisons row {row} (index {_id(X.index[row])!r}): label {_id(label[row])!r} is "
+            f"neither of the items compared ({_id(left[row])!r}, {_id(right[row])!r}); a label "
+            f"must be {allowed}.")
     return outcome.astype(np.int8)
+
+
+def _worker_ids(X):
+    """The ``worker`` column of ``X``, or the anonymous worker of every row."""
+    if "worker" in X.columns:
+        return X["worker"].to_numpy()
+    return np.full(len(X), ANONYMOUS, dtype=object)
 
 
 class _Comparisons:
@@ -133,11 +148,9 @@ class _Comparisons:
         cols = _columns(X, need_label=True)
         self.outcome = _outcomes(X, cols["left"], cols["right"], cols["label"], tie_label)
         n = len(X)
-        codes, self.items = _factorize(np.concatenate([cols["left"], cols["right"]]), "item")
+        codes, self.items = _factorize(np.concatenate([cols["left"], cols["right"]]))
         self.left, self.right = codes[:n], codes[n:]
-        workers = (X["worker"].to_numpy(dtype=object) if "worker" in X.columns
-                   else np.full(n, ANONYMOUS, dtype=object))
-        self.worker, self.workers = _factorize(workers, "worker")
+        self.worker, self.workers = _factorize(_worker_ids(X))
 
 
 class _PairwiseModel(BaseEstimator):
@@ -300,13 +313,11 @@ class _PairwiseModel(BaseEstimator):
         cols, d = self._pair_d(X)
         return np.where(d >= 0, cols["left"], cols["right"])
 
-    def _worker_rows(self, X, n):
+    def _worker_rows(self, X):
         """Each row's worker parameters: the fitted ones, the mean worker's for a worker not
         seen in fit (or a table without a ``worker`` column and workers fitted)."""
         params = self._worker_params
-        workers = (X["worker"].to_numpy(dtype=object) if "worker" in X.columns
-                   else np.full(n, ANONYMOUS, dtype=object))
-        codes = self._workers.get_indexer(workers)
+        codes = self._workers.get_indexer(_worker_ids(X))
         mean = params.mean(axis=0) if len(params) else params.reshape(-1)
         return np.where((codes >= 0)[:, None], params[np.maximum(codes, 0)], mean)
 
@@ -333,7 +344,7 @@ class _PairwiseModel(BaseEstimator):
         cols, d = self._pair_d(X, need_label=True)
         outcome = _outcomes(X, cols["left"], cols["right"], cols["label"],
                             getattr(self, "tie_label", None))
-        ll = self._row_loglik(d, outcome, self._worker_rows(X, len(d)), self._global_params)[0]
+        ll = self._row_loglik(d, outcome, self._worker_rows(X), self._global_params)[0]
         return float(ll.mean())
 
     # -- uncertainty ----------------------------------------------------------------------
@@ -519,9 +530,9 @@ class BradleyTerry(_PairwiseModel):
     >>> bt.score_intervals(alpha=0.05).round(2)  # doctest: +NORMALIZE_WHITESPACE
           score  lower  upper
     item
-    a      0.77  -0.87   2.41
-    b     -0.17  -1.78   1.44
-    c     -0.60  -2.30   1.10
+    a      0.77  -0.42   1.95
+    b     -0.17  -1.31   0.98
+    c     -0.60  -1.86   0.67
     """
 
     _parameter_constraints: dict = {**_PairwiseModel._parameter_constraints,
