@@ -228,7 +228,8 @@ class _PairwiseModel(BaseEstimator):
         self._validate_params()
         data = _Comparisons(X, getattr(self, "tie_label", None))
         theta0 = self._start(data)
-        # L-BFGS-B's BLAS calls are on vectors: threads only cost (10x on a busy 2-core machine)
+        # L-BFGS-B's BLAS calls are on short vectors: threads only cost (10x slower on a busy
+        # 2-core machine) and could change the last digits
         with threadpool_limits(limits=1, user_api="blas"):
             result = minimize(self._objective, theta0, args=(data,), jac=True,
                               method="L-BFGS-B",
@@ -307,8 +308,9 @@ class _PairwiseModel(BaseEstimator):
 
         Returns
         -------
-        items : ndarray of shape (n_rows,), dtype object
-            The preferred item of each row.
+        items : ndarray of shape (n_rows,)
+            The preferred item of each row (of the dtype of the ``left`` and ``right``
+            columns).
         """
         cols, d = self._pair_d(X)
         return np.where(d >= 0, cols["left"], cols["right"])
@@ -318,8 +320,7 @@ class _PairwiseModel(BaseEstimator):
         seen in fit (or a table without a ``worker`` column and workers fitted)."""
         params = self._worker_params
         codes = self._workers.get_indexer(_worker_ids(X))
-        mean = params.mean(axis=0) if len(params) else params.reshape(-1)
-        return np.where((codes >= 0)[:, None], params[np.maximum(codes, 0)], mean)
+        return np.where((codes >= 0)[:, None], params[np.maximum(codes, 0)], params.mean(axis=0))
 
     def score(self, X, y=None):
         """Mean log-likelihood of the answers of comparisons under the model.
@@ -362,7 +363,8 @@ class _PairwiseModel(BaseEstimator):
         np.add.at(precision, (left, right), -info)
         precision += precision.T
         precision[np.diag_indices(n)] = self.prior_strength - precision.sum(axis=1)
-        cov = cho_solve(cho_factor(precision), np.eye(n))
+        with threadpool_limits(limits=1, user_api="blas"):  # the same digits on every machine
+            cov = cho_solve(cho_factor(precision), np.eye(n))
         centred = cov - cov.mean(axis=0)
         return centred - centred.mean(axis=1, keepdims=True)
 
@@ -461,6 +463,10 @@ _PRIOR_DOC = """prior_strength : float, default=1.0
         MAP estimate keeps every score finite (an undefeated item, an item outside the largest
         connected group); smaller is closer to the maximum likelihood. The default was the
         best of 0.01-1 on simulated crowds (``benchmarks/pairwise.py``)."""
+_FIT_DOC = """max_iter : int, default=500
+        Maximum number of L-BFGS iterations.
+    tol : float, default=1e-10
+        Stop when the negative log-posterior per comparison changes by less (relatively)."""
 
 
 class BradleyTerry(_PairwiseModel):
@@ -482,10 +488,7 @@ class BradleyTerry(_PairwiseModel):
     {prior}
     tie_label : hashable, default=None
         The label of a tie; None: no ties (every label is one of the two items).
-    max_iter : int, default=500
-        Maximum number of L-BFGS iterations.
-    tol : float, default=1e-10
-        Stop when the negative log-posterior per comparison changes by less (relatively).
+    {fit}
 
     Attributes
     ----------
@@ -583,7 +586,7 @@ class BradleyTerry(_PairwiseModel):
     predict.__doc__ = _PairwiseModel.predict.__doc__
 
 
-BradleyTerry.__doc__ = BradleyTerry.__doc__.format(prior=_PRIOR_DOC)
+BradleyTerry.__doc__ = BradleyTerry.__doc__.format(prior=_PRIOR_DOC, fit=_FIT_DOC)
 
 
 def _mixture(log_a, log_b):
@@ -612,10 +615,7 @@ class NoisyBradleyTerry(_PairwiseModel):
     worker_prior_strength : float, default=0.1
         Precision of the Gaussian priors on the logits of each worker's skill and bias (0.1
         did better than 1 on simulated crowds with spammers and adversaries).
-    max_iter : int, default=500
-        Maximum number of L-BFGS iterations.
-    tol : float, default=1e-10
-        Stop when the negative log-posterior per comparison changes by less (relatively).
+    {fit}
 
     Attributes
     ----------
@@ -715,10 +715,7 @@ class CrowdBT(_PairwiseModel):
     {prior}
     reliability_prior : tuple of two floats, default=(4.0, 1.0)
         Pseudo-counts ``(a, b)`` of truthful and false answers of every worker.
-    max_iter : int, default=500
-        Maximum number of L-BFGS iterations.
-    tol : float, default=1e-10
-        Stop when the negative log-posterior per comparison changes by less (relatively).
+    {fit}
 
     Attributes
     ----------
@@ -798,8 +795,8 @@ class CrowdBT(_PairwiseModel):
                                                    name="reliability")}
 
 
-NoisyBradleyTerry.__doc__ = NoisyBradleyTerry.__doc__.format(prior=_PRIOR_DOC)
-CrowdBT.__doc__ = CrowdBT.__doc__.format(prior=_PRIOR_DOC)
+NoisyBradleyTerry.__doc__ = NoisyBradleyTerry.__doc__.format(prior=_PRIOR_DOC, fit=_FIT_DOC)
+CrowdBT.__doc__ = CrowdBT.__doc__.format(prior=_PRIOR_DOC, fit=_FIT_DOC)
 
 
 def select_next_pairs(X, k=1, *, model=None):
