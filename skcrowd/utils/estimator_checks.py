@@ -405,7 +405,8 @@ def check_fit_error_leaves_estimator(name, estimator):
     skcrowd's failed-fit policy: a fit that fails (bad input, a lost cluster, an interrupt)
     leaves no half-written fitted attribute, so the estimator stays unfitted or keeps its last
     fit. The check fits a clone on invalid votes (one vote of ``inf``, or of ``2`` for
-    multi-label votes; a feature model gets 3 features and the votes as ``y``) before any fit
+    multi-label votes; a feature model gets 3 features and the votes as ``y``; a pairwise model
+    gets comparisons whose first row compares an item with itself) before any fit
     and after a valid fit, and asserts that each raises a ValueError and leaves every attribute
     the same object as before.
 
@@ -415,7 +416,7 @@ def check_fit_error_leaves_estimator(name, estimator):
         Name of the estimator, for the messages.
     estimator : estimator object
         An estimator of one of skcrowd's kinds (an aggregator, a rating or multi-label
-        aggregator, a feature model).
+        aggregator, a feature model, a pairwise model).
 
     Raises
     ------
