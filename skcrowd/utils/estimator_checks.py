@@ -20,7 +20,18 @@ about a second for a net):
 - :func:`check_worker_permutation_invariance` (aggregators): permuting the workers (columns)
   leaves ``predict_proba`` unchanged;
 - :func:`check_worker_without_votes` (aggregators): a worker (column) without any vote
-  changes no soft label.
+  changes no soft label;
+- :func:`check_comparison_order_invariance` (pairwise models): permuting the comparisons (rows)
+  leaves the scores unchanged;
+- :func:`check_item_relabelling_invariance` (pairwise models): renaming the items (other ids,
+  of another type, sorting in another order) leaves each item's score unchanged;
+- :func:`check_side_swap` (pairwise models): swapping ``left`` and ``right`` of every
+  comparison leaves the scores unchanged and turns ``predict_proba`` into one minus it.
+
+scikit-learn's checks feed numeric arrays, which are not comparisons (a DataFrame of rows
+``worker, left, right, label``): on pairwise models those that fit are expected failures, and
+the contracts they test (pickle, idempotent fit, order of the rows, bad input) are tested on
+comparisons in ``tests/test_pairwise.py`` and by the domain checks above.
 """
 
 import warnings
@@ -33,7 +44,10 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
+    "check_comparison_order_invariance",
     "check_fit_error_leaves_estimator",
+    "check_item_relabelling_invariance",
+    "check_side_swap",
     "check_worker_permutation_invariance",
     "check_worker_without_votes",
     "common_expected_failures",
@@ -52,6 +66,11 @@ _Y_IGNORED = (
     "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
     "score), so a y of the wrong length or with NaN/inf is not an error"
 )
+_NOT_COMPARISONS = (
+    "the check feeds a numeric array; pairwise comparisons are a DataFrame of rows (worker, "
+    "left, right, label) and fit raises a TypeError saying so. The same contracts on "
+    "comparisons are tested in tests/test_pairwise.py (clone, pickle, idempotent fit, row "
+    "order, bad input) and by the pairwise domain checks")
 _TWO_D = ("the check feeds a 2-D array of continuous values; multi-label votes are a 3-D array "
           "of 0/1 bits, and fit raises a ValueError naming the shape")
 
@@ -86,6 +105,19 @@ _COMMON_EXPECTED_FAILURES = {
         "check_n_features_in", "check_n_features_in_after_fitting",
         "check_pipeline_consistency", "check_positive_only_tag_during_fit",
         "check_readonly_memmap_input"], _TWO_D),
+    "pairwise": dict.fromkeys([
+        "check_complex_data", "check_dict_unchanged", "check_dont_overwrite_parameters",
+        "check_dtype_object", "check_estimator_sparse_array", "check_estimator_sparse_matrix",
+        "check_estimator_sparse_tag", "check_estimators_dtypes",
+        "check_estimators_empty_data_messages", "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit1d",
+        "check_fit2d_1feature", "check_fit2d_1sample", "check_fit2d_predict1d",
+        "check_fit_check_is_fitted", "check_fit_idempotent", "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_n_features_in", "check_n_features_in_after_fitting",
+        "check_pipeline_consistency", "check_positive_only_tag_during_fit",
+        "check_readonly_memmap_input"], _NOT_COMPARISONS),
     # scikit-learn's classifier checks, on the feature models that are classifiers
     "feature_model": {
         "check_classifiers_classes": (
@@ -152,6 +184,10 @@ def _domain_checks(kind):
     if kind == "aggregator":
         yield check_worker_permutation_invariance
         yield check_worker_without_votes
+    if kind == "pairwise":
+        yield check_comparison_order_invariance
+        yield check_item_relabelling_invariance
+        yield check_side_swap
 
 
 def common_expected_failures(estimator):
@@ -214,6 +250,9 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
 
     - aggregators: :func:`check_fit_error_leaves_estimator`,
       :func:`check_worker_permutation_invariance`, :func:`check_worker_without_votes`;
+    - pairwise models: :func:`check_fit_error_leaves_estimator`,
+      :func:`check_comparison_order_invariance`, :func:`check_item_relabelling_invariance`,
+      :func:`check_side_swap`;
     - rating and multi-label aggregators, feature models: :func:`check_fit_error_leaves_estimator`;
     - estimators of no skcrowd kind: none.
 
@@ -293,6 +332,21 @@ def _crowd():
                                random_state=0).votes
 
 
+def _comparisons():
+    """A small seeded crowd of comparisons: 8 items (log-scores 0-7 halved), 80 comparisons of
+    random pairs by 5 workers, one of whom always answers the opposite of the model."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    left = rng.integers(0, 8, 80)
+    right = (left + rng.integers(1, 8, 80)) % 8
+    worker = rng.integers(0, 5, 80)
+    left_wins = rng.random(80) < 1 / (1 + np.exp((right - left) / 2))
+    left_wins ^= worker == 4
+    return pd.DataFrame({"worker": worker, "left": left, "right": right,
+                         "label": np.where(left_wins, left, right)})
+
+
 def _seeded_clone(estimator):
     """A clone of ``estimator`` with ``random_state=0`` where it takes one."""
     estimator = clone(estimator)
@@ -316,6 +370,11 @@ def _valid_and_invalid_data(kind):
         y_invalid = y.copy()
         y_invalid.flat[0] = np.inf
         return (X, y), (X, y_invalid)
+    if kind == "pairwise":  # a comparison of an item with itself is invalid
+        X = _comparisons()
+        X_invalid = X.copy()
+        X_invalid.loc[0, "right"] = X_invalid.loc[0, "left"]
+        return (X,), (X_invalid,)
     if kind == "aggregator":
         X = _crowd().astype(float)
         invalid = np.inf  # no missing_label makes a vote of inf valid
@@ -346,7 +405,8 @@ def check_fit_error_leaves_estimator(name, estimator):
     skcrowd's failed-fit policy: a fit that fails (bad input, a lost cluster, an interrupt)
     leaves no half-written fitted attribute, so the estimator stays unfitted or keeps its last
     fit. The check fits a clone on invalid votes (one vote of ``inf``, or of ``2`` for
-    multi-label votes; a feature model gets 3 features and the votes as ``y``) before any fit
+    multi-label votes; a feature model gets 3 features and the votes as ``y``; a pairwise model
+    gets comparisons whose first row compares an item with itself) before any fit
     and after a valid fit, and asserts that each raises a ValueError and leaves every attribute
     the same object as before.
 
@@ -356,7 +416,7 @@ def check_fit_error_leaves_estimator(name, estimator):
         Name of the estimator, for the messages.
     estimator : estimator object
         An estimator of one of skcrowd's kinds (an aggregator, a rating or multi-label
-        aggregator, a feature model).
+        aggregator, a feature model, a pairwise model).
 
     Raises
     ------
@@ -434,3 +494,93 @@ def check_worker_without_votes(name, aggregator):
     np.testing.assert_allclose(
         np.asarray(proba_empty), np.asarray(proba), rtol=0, atol=1e-8,
         err_msg=f"{name}: a worker (column) without votes changed predict_proba")
+
+
+def _assert_same_scores(name, scores, other, what):
+    np.testing.assert_allclose(
+        np.asarray(other, dtype=float), np.asarray(scores, dtype=float), rtol=0, atol=1e-6,
+        err_msg=f"{name}: {what} changed the scores")
+
+
+def check_comparison_order_invariance(name, model):
+    """Check that permuting the comparisons (rows) leaves the scores unchanged.
+
+    A clone fitted on the comparisons in another order gives the same ``scores_`` (to 1e-6)
+    and the same index of items, on a small seeded crowd (8 items, 80 comparisons, 5 workers,
+    one adversarial).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If the scores differ by more than 1e-6.
+    """
+    X = _comparisons()
+    scores = _fit(_seeded_clone(model), X).scores_
+    permuted = X.iloc[np.random.default_rng(1).permutation(len(X))]
+    other = _fit(_seeded_clone(model), permuted).scores_
+    assert list(other.index) == list(scores.index), f"{name}: the items' order changed"
+    _assert_same_scores(name, scores, other, "permuting the comparisons")
+
+
+def check_item_relabelling_invariance(name, model):
+    """Check that renaming the items leaves each item's score unchanged.
+
+    The items (integers 0-7) renamed to strings that sort in the reverse order give each item
+    the same score (to 1e-6), on a small seeded crowd (8 items, 80 comparisons, 5 workers).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If an item's score changes by more than 1e-6.
+    """
+    X = _comparisons()
+    scores = _fit(_seeded_clone(model), X).scores_
+    rename = {item: f"item {9 - item}" for item in range(8)}
+    renamed = X.assign(**{column: X[column].map(rename) for column in ("left", "right", "label")})
+    other = _fit(_seeded_clone(model), renamed).scores_
+    _assert_same_scores(name, scores, other[[rename[item] for item in scores.index]],
+                        "renaming the items")
+
+
+def check_side_swap(name, model):
+    """Check that swapping the sides of every comparison leaves the scores unchanged.
+
+    A clone fitted on the comparisons with ``left`` and ``right`` exchanged (the label, the
+    preferred item, kept) gives the same ``scores_`` (to 1e-6), and ``predict_proba`` of the
+    swapped rows is one minus that of the rows, on a small seeded crowd (8 items, 80
+    comparisons, 5 workers).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If the scores or the probabilities differ by more than 1e-6.
+    """
+    X = _comparisons()
+    fitted = _fit(_seeded_clone(model), X)
+    swapped = X.rename(columns={"left": "right", "right": "left"})
+    _assert_same_scores(name, fitted.scores_, _fit(_seeded_clone(model), swapped).scores_,
+                        "swapping left and right")
+    np.testing.assert_allclose(
+        fitted.predict_proba(swapped), 1 - fitted.predict_proba(X), rtol=0, atol=1e-12,
+        err_msg=f"{name}: predict_proba of the swapped rows is not one minus predict_proba")

@@ -10,7 +10,10 @@ from skcrowd import AggregatedTargetClassifier
 from skcrowd.aggregation import GLAD, MMSR, AggregatorSelector, DawidSkene, MajorityVote
 from skcrowd.utils.discovery import all_estimators
 from skcrowd.utils.estimator_checks import (
+    check_comparison_order_invariance,
     check_fit_error_leaves_estimator,
+    check_item_relabelling_invariance,
+    check_side_swap,
     check_worker_permutation_invariance,
     check_worker_without_votes,
     common_expected_failures,
@@ -23,6 +26,8 @@ DOMAIN_CHECKS = {
     "rating": [check_fit_error_leaves_estimator],
     "multilabel": [check_fit_error_leaves_estimator],
     "feature_model": [check_fit_error_leaves_estimator],
+    "pairwise": [check_fit_error_leaves_estimator, check_comparison_order_invariance,
+                 check_item_relabelling_invariance, check_side_swap],
 }
 
 
