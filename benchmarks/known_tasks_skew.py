@@ -23,8 +23,12 @@ Variants (the ablations isolate the known-task start of ``BaseEM._fit_source``):
 
 Usage::
 
-    python benchmarks/known_tasks_skew.py
+    python benchmarks/known_tasks_skew.py                  # about 3 minutes
     python benchmarks/known_tasks_skew.py --subsamples 3 --draws 3 --share 0.05
+    python benchmarks/known_tasks_skew.py --subsamples 2 --crowds act_CF act_CF_amt \
+        zhang2014_web zheng_s4_Dog_data zheng_s4_Face_Sentiment_Identification labelme
+
+The figures (issue 37) are in the docs' aggregation page, "Imbalanced crowds".
 """
 
 from __future__ import annotations
