@@ -131,10 +131,15 @@ def msr_step(indptr, neighbour, X, other, own, trimmed, *, rows=None):
         # (a row sum would add pairwise)
         window = low[:, None] + np.arange(count.max())
         inside = window < high[:, None]
-        values_kept = np.take_along_axis(block, np.minimum(window, width - 1), axis=1)
+        values_kept = block[np.arange(n_rows)[:, None], np.minimum(window, width - 1)]
         total = np.cumsum(np.where(inside, values_kept, 0.0), axis=1)[:, -1]
         out[row[kept]] = total[kept] / count[kept]
     return out
+
+
+# rows of up to this many values share one block: fewer, larger blocks (each costs a dozen numpy
+# calls per step), the padding cheap to sort
+_MIN_WIDTH = 32
 
 
 class MSRRows(NamedTuple):
@@ -150,27 +155,28 @@ def msr_rows(indptr):
     """The layout of :func:`msr_step`'s rows for the numpy engine, computed once per fit.
 
     Rows are sorted as 2-D blocks, one per padded width (the power of two at or above the
-    row's length, the padding +inf): a row-wise sort of a block is many times faster than one
-    ``np.lexsort`` of every value by (row, value) (5 ms against 430 ms for 2000 rows of 200),
-    and a row's sorted values are the same whatever sorts them. The trimmed means are then
-    taken on the sorted blocks. Which value goes to which cell depends on ``indptr`` only:
-    placing the values and reading them back took most of a step when it was redone at every
-    step (MMSR on 1000 workers of about 1000 neighbours each).
+    row's length, at least 32, the padding +inf): a row-wise sort of a block is many times
+    faster than one ``np.lexsort`` of every value by (row, value) (5 ms against 430 ms for
+    2000 rows of 200), and a row's sorted values are the same whatever sorts them. The
+    trimmed means are then taken on the sorted blocks. Which value goes to which cell depends
+    on ``indptr`` only: placing the values and reading them back took most of a step when it
+    was redone at every step (MMSR on 1000 workers of about 1000 neighbours each).
 
     Examples
     --------
     >>> import numpy as np
     >>> from skcrowd.aggregation.kernels import msr_rows
-    >>> rows = msr_rows(np.array([0, 3, 3, 4]))  # rows of 3, 0 and 1 values
-    >>> for row, cell, padding in rows.blocks:
-    ...     print(row, cell.tolist(), padding.tolist())
-    [2] [[3]] [[False]]
-    [0] [[0, 1, 2, 0]] [[False, False, False, True]]
+    >>> indptr = np.array([0, 3, 3, 4, 44])  # rows of 3, 0, 1 and 40 values
+    >>> for row, cell, padding in msr_rows(indptr).blocks:
+    ...     print(row, cell.shape, cell[:, :4].tolist(), (~padding).sum(axis=1))
+    [0 2] (2, 32) [[0, 1, 2, 0], [3, 0, 0, 0]] [3 1]
+    [3] (1, 64) [[4, 5, 6, 7]] [40]
     """
     degree = np.diff(indptr)
     width = np.zeros(len(degree), dtype=np.int64)
     filled = degree > 0
-    width[filled] = 1 << np.ceil(np.log2(degree[filled])).astype(np.int64)
+    width[filled] = np.maximum(1 << np.ceil(np.log2(degree[filled])).astype(np.int64),
+                               _MIN_WIDTH)
     blocks = []
     for w in np.unique(width[filled]):
         row = np.flatnonzero(width == w)
