@@ -119,7 +119,7 @@ from .glad import (
 )
 from .kos import kos_iteration
 from .mace import mace_expected_counts, mace_vote_tables
-from .mmsr import msr_step, worker_agreement
+from .mmsr import msr_rows, msr_step, worker_agreement
 from .one_coin import (
     OneCoinBlockStatistics,
     one_coin_agreement,
@@ -158,6 +158,7 @@ __all__ = [
     "kos_iteration",
     "worker_agreement",
     "msr_step",
+    "msr_rows",
     "dirichlet_expectations",
     "dirichlet_expected_log",
     "dirichlet_kl",

@@ -131,13 +131,31 @@ def safe_log(p):
 
 def _normalize_log_rows(logits, log_norm):
     """In place: rows of ``logits`` -> softmax; ``log_norm`` <- their log-sum-exp."""
-    top = logits.max(axis=1)
+    top = _row_reduce(np.maximum, logits)
     logits -= top[:, None]
     np.exp(logits, out=logits)
-    total = logits.sum(axis=1)
+    total = _row_reduce(np.add, logits)
     logits /= total[:, None]
     np.log(total, out=log_norm)
     log_norm += top
+
+
+def _row_reduce(ufunc, a):
+    """``ufunc.reduce(a, axis=1)`` (``np.maximum`` or ``np.add``) of a 2-D float array, column
+    after column for short rows: the maxima of rows of up to 32 entries, the sums of rows of
+    fewer than 8.
+
+    numpy reduces short rows slowly (20000 rows of 2: 1.9 ms for the maxima, 0.8 ms for the
+    sums, against 0.02 ms column after column; of 20: 2.5 ms against 1.5 ms for the maxima),
+    the cost of the EM E-steps' normalization. A maximum is the same in any order, and numpy
+    adds fewer than 8 entries one after the other: the same values, bitwise.
+    """
+    if not 1 <= a.shape[1] <= (32 if ufunc is np.maximum else 7):
+        return ufunc.reduce(a, axis=1)
+    out = a[:, 0].copy()
+    for k in range(1, a.shape[1]):
+        ufunc(out, a[:, k], out=out)
+    return out
 
 
 # ---------------------------------------------------------------------------
