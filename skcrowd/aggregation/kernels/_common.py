@@ -75,9 +75,11 @@ def engine_for_votes(n_votes):
     """The engine that the package's ``ENGINE`` gives a fit of ``n_votes`` votes.
 
     ``"numba"`` or ``"numpy"`` as set; ``"auto"`` (the default): ``"numba"`` from
-    ``AUTO_NUMBA_MIN_VOTES`` votes when numba imports, else ``"numpy"``. The choice depends on
-    the number of votes only, and both engines compute the same numbers (to rounding, about
-    1e-12), so a fit's result does not depend on which one ran.
+    ``AUTO_NUMBA_MIN_VOTES`` votes when numba imports and its kernels are compiled (in numba's
+    on-disk cache), else ``"numpy"``; a fit that finds them uncompiled starts their compile in
+    a background process (see ``_compile``; ``BACKGROUND_COMPILE=False``: numba from the
+    threshold, compiling at the first call). Both engines compute the same numbers (to
+    rounding, about 1e-12), so a fit's result does not depend on which one ran.
 
     Examples
     --------
@@ -88,7 +90,11 @@ def engine_for_votes(n_votes):
     engine = _switch()
     if engine != "auto":
         return engine
-    return "numba" if numba is not None and n_votes >= AUTO_NUMBA_MIN_VOTES else "numpy"
+    if numba is None or n_votes < AUTO_NUMBA_MIN_VOTES:
+        return "numpy"
+    from ._compile import numba_ready
+
+    return "numba" if numba_ready() else "numpy"
 
 
 @contextlib.contextmanager
