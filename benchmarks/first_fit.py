@@ -3,9 +3,9 @@
 Each figure is one ``fit`` of a model with its default parameters (``max_iter=100``,
 ``tol=1e-6``) in a fresh Python process, on a simulated crowd of ``n_votes`` votes: K=4
 classes (``--n-classes``), 5 distinct workers per task, ``max(100, n_votes / 100)`` workers
-(the issue's crowd at 1e4 votes: 2000 tasks, 100 workers), each right with a probability
-drawn in [0.4, 0.95], else answering another class uniformly; ``scipy.sparse.coo_array``
-input. Import time is not in the fit.
+(``--n-workers``: that many; the issue's crowd at 1e4 votes: 2000 tasks, 100 workers), each
+right with a probability drawn in [0.4, 0.95], else answering another class uniformly;
+``scipy.sparse.coo_array`` input. Import time is not in the fit.
 
 - ``cold``: the first fit after a fresh install: ``NUMBA_CACHE_DIR`` points at a new, empty
   folder (the skcrowd kernels are cached in that folder, not in the package's
@@ -14,7 +14,10 @@ input. Import time is not in the fit.
   loads them from disk, as after any earlier fit on the machine). Where the cold fit started
   the background compile (``auto`` from ``kernels.AUTO_NUMBA_MIN_VOTES`` votes), the script
   waits for its marker first; ``compile s`` is the time from the cold fit's start to the
-  marker (the compile ran at the lowest priority beside the cold fit, then alone).
+  marker (the compile ran at the lowest priority beside the cold fits, then alone). Per
+  repeat, the models' cold fits run one after the other on one new folder (the first starts
+  the only background compile, the next run beside it, as a user's next fits would), then,
+  the compile done, their warm fits.
 
 Engines (``skcrowd.aggregation.kernels.ENGINE``): ``auto`` (the default: numpy below
 ``kernels.AUTO_NUMBA_MIN_VOTES`` votes, numba from there once the kernels are in numba's cache,
@@ -58,11 +61,11 @@ COMPILE_TIMEOUT = 3600  # seconds to wait for a background compile
 VOTES_PER_TASK = 5
 
 
-def simulate(n_votes, n_classes, seed=0):
+def simulate(n_votes, n_classes, n_workers=None, seed=0):
     """Task-sorted ``(task, worker, label)`` of the crowd described in the module docstring."""
     rng = np.random.default_rng(seed)
     n_tasks = n_votes // VOTES_PER_TASK
-    n_workers = max(100, n_votes // 100)
+    n_workers = n_workers or max(100, n_votes // 100)
     truth = rng.integers(n_classes, size=n_tasks)
     workers = _distinct(rng, n_tasks, n_workers)
     task = np.repeat(np.arange(n_tasks), VOTES_PER_TASK)
@@ -163,6 +166,31 @@ def _median(runs, clock="wall"):
     return float(np.median(values)) if values else float("nan")
 
 
+def _first_fits(args, path, engine, tmp):
+    """Per repeat, in a new empty numba cache: every model's cold fit, one after the other
+    (the first that starts the background compile starts the only one; the others run beside
+    it), then, once the compile has finished, every model's warm fit. Returns the cold and the
+    warm runs by model and the compile times."""
+    cold = {model: [] for model in args.models}
+    warm = {model: [] for model in args.models}
+    compiles = []
+    for _ in range(args.repeats):
+        cache = tempfile.mkdtemp(prefix="numba-cache-", dir=tmp)
+        env = {"NUMBA_CACHE_DIR": cache, "SKCROWD_BACKGROUND_COMPILE": "1"}
+        argv = {model: ["--child", "--data", str(path), "--model", model, "--engine", engine]
+                for model in args.models}
+        for model in args.models:
+            cold[model].append(_spawn(sys.executable, argv[model], env))
+        started = [cold[m][-1]["start"] for m in args.models
+                   if cold[m][-1].get("path") == "numpy+bg"]
+        if started:
+            done = _wait_for_compile(cache)
+            compiles.append(float("nan") if done is None else done - started[0])
+        for model in args.models:
+            warm[model].append(_spawn(sys.executable, argv[model], env))
+    return cold, warm, compiles
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--votes", nargs="+", type=float, default=[1e4, 1e5, 1e6])
@@ -171,6 +199,7 @@ def main(argv=None):
     parser.add_argument("--engines", nargs="+", default=["auto"],
                         choices=["auto", "numpy", "numba"])
     parser.add_argument("--n-classes", type=int, default=4)
+    parser.add_argument("--n-workers", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--competitor-python", default="/work/venvs/crowdkit/bin/python")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -193,7 +222,8 @@ def main(argv=None):
     rows = []
     with tempfile.TemporaryDirectory(prefix="skcrowd-first-fit-") as tmp:
         for n_votes in (int(v) for v in args.votes):
-            task, worker, label, n_tasks, n_workers = simulate(n_votes, args.n_classes)
+            task, worker, label, n_tasks, n_workers = simulate(
+                n_votes, args.n_classes, args.n_workers)
             path = Path(tmp) / f"votes-{n_votes}.npz"
             np.savez(path, task=task, worker=worker, label=label, n_tasks=n_tasks,
                      n_workers=n_workers)
@@ -205,35 +235,25 @@ def main(argv=None):
                   f"average {os.getloadavg()[0]:.1f}")
             print(header)
             print("-" * len(header))
-            for model in args.models:
-                for engine in args.engines:
-                    cold, warm, compiles = [], [], []
-                    for _ in range(args.repeats):
-                        cache = tempfile.mkdtemp(prefix="numba-cache-", dir=tmp)
-                        env = {"NUMBA_CACHE_DIR": cache, "SKCROWD_BACKGROUND_COMPILE": "1"}
-                        argv = ["--child", "--data", str(path), "--model", model,
-                                "--engine", engine]
-                        cold.append(_spawn(sys.executable, argv, env))
-                        if cold[-1].get("path") == "numpy+bg":
-                            done = _wait_for_compile(cache)
-                            compiles.append(float("nan") if done is None
-                                            else done - cold[-1]["start"])
-                        warm.append(_spawn(sys.executable, argv, env))
-                    errors = [r["error"] for r in cold + warm if "error" in r]
+            for engine in args.engines:
+                cold, warm, compiles = _first_fits(args, path, engine, tmp)
+                for model in args.models:
+                    errors = [r["error"] for r in cold[model] + warm[model] if "error" in r]
                     if errors:
                         print(f"{model:<7} {n_votes:>8.0e} {engine:<6} failed: {errors[0]}")
                         continue
-                    c, w = _median(cold), _median(warm)
-                    c_cpu, w_cpu = _median(cold, "cpu"), _median(warm, "cpu")
+                    c, w = _median(cold[model]), _median(warm[model])
+                    c_cpu, w_cpu = _median(cold[model], "cpu"), _median(warm[model], "cpu")
                     compile_s = float(np.median(compiles)) if compiles else float("nan")
-                    paths = f"{cold[0]['path']}, {warm[0]['path']}"
+                    paths = f"{cold[model][0]['path']}, {warm[model][0]['path']}"
                     rows.append({"model": model, "n_votes": n_votes, "engine": engine,
                                  "cold": c, "warm": w, "crowdkit": crowdkit, "paths": paths,
                                  "compile": compile_s})
-                    print(f"{model:<7} {n_votes:>8.0e} {engine:<6} {cold[0]['iters']:>5} "
-                          f"{c:>8.3f} {w:>8.3f} {c / crowdkit:>8.3f} {w / crowdkit:>8.3f} "
-                          f"{c_cpu:>8.3f} {w_cpu:>8.3f} {c_cpu / crowdkit_cpu:>6.3f} "
-                          f"{paths:<18} {max(r['jit'] for r in warm):>3} {compile_s:>9.1f}",
+                    print(f"{model:<7} {n_votes:>8.0e} {engine:<6} "
+                          f"{cold[model][0]['iters']:>5} {c:>8.3f} {w:>8.3f} "
+                          f"{c / crowdkit:>8.3f} {w / crowdkit:>8.3f} {c_cpu:>8.3f} "
+                          f"{w_cpu:>8.3f} {c_cpu / crowdkit_cpu:>6.3f} {paths:<18} "
+                          f"{max(r['jit'] for r in warm[model]):>3} {compile_s:>9.1f}",
                           flush=True)
     return rows
 

@@ -105,17 +105,15 @@ def test_the_environment_variable_sets_the_default(value, on, monkeypatch):
     assert _compile.background_default() is on
 
 
-def _reaped(pid, timeout=10.0):
-    """Whether ``pid``, a child of this process, has exited and been waited for."""
+def _reaped(process, timeout=30.0):
+    """Whether ``process`` exited and was waited for by the launch's thread (not a zombie)."""
     stop = time.monotonic() + timeout
-    while time.monotonic() < stop:
-        try:
-            if os.waitpid(pid, os.WNOHANG) == (0, 0):  # still running
-                time.sleep(0.05)
-                continue
-        except ChildProcessError:  # already waited for, by the launch's thread
-            return True
-        return False  # we reaped it ourselves: the launch's thread did not
+    while process.returncode is None and time.monotonic() < stop:
+        time.sleep(0.02)
+    try:
+        os.waitpid(process.pid, os.WNOHANG)
+    except ChildProcessError:  # no such child left
+        return process.returncode == 0
     return False
 
 
@@ -130,13 +128,13 @@ def test_launch_takes_the_lock_once_and_leaves_no_zombie(tmp_path):
     assert process is not None and lock.exists()
     assert _compile.launch(tmp_path, command) is None  # a compile is running
     release.touch()
-    assert _reaped(process.pid)
+    assert _reaped(process)
     assert not lock.exists()
     lock.touch()
     os.utime(lock, (0, 0))  # a lock left by a compile that died long ago
     process = _compile.launch(tmp_path, [sys.executable, "-c", "import pathlib, sys; "
                                          "pathlib.Path(sys.argv[1]).unlink()"])
-    assert process is not None and _reaped(process.pid) and not lock.exists()
+    assert process is not None and _reaped(process) and not lock.exists()
 
 
 def test_launch_into_an_unwritable_folder_starts_nothing(tmp_path):
