@@ -66,6 +66,20 @@ def test_cold_cache_runs_numpy_and_starts_one_compile(cache, numba_passes):
     assert kernels.engine_for_votes(179) == "numpy"  # below the threshold, as before
 
 
+def test_a_model_whose_numpy_fit_is_slower_than_compiling_compiles(cache, monkeypatch):
+    """EBCC (numpy_while_cold=False) runs numba on a cold cache, and the background compile of
+    the other kernels starts all the same."""
+    from skcrowd.aggregation import EBCC
+
+    assert EBCC._numpy_while_cold is False and DawidSkene._numpy_while_cold is True
+    with kernels.fit_engine(10**9, numpy_while_cold=False):
+        assert _common._engine() == "numba"
+    assert cache.launches == [str(cache.path)]
+    with kernels.fit_engine(10**9):
+        assert _common._engine() == "numpy"
+    assert cache.launches == [str(cache.path)]
+
+
 def test_switched_off_compiles_at_the_first_call(cache, numba_passes, monkeypatch):
     monkeypatch.setattr(kernels, "BACKGROUND_COMPILE", False)
     DawidSkene().fit(VOTES)
