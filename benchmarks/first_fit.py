@@ -23,8 +23,9 @@ Engines (``skcrowd.aggregation.kernels.ENGINE``): ``auto`` (the default: numpy b
 ``kernels.AUTO_NUMBA_MIN_VOTES`` votes, numba from there once the kernels are in numba's cache,
 numpy and a background compile until then), ``numpy`` and ``numba`` (compiles at the first
 call). ``path`` says what the cold and the warm fit ran (``numpy+bg``: numpy, having started the
-background compile), ``jit``: the number of kernels the warm fit compiled itself (0: all loaded
-from the cache). crowd-kit 1.4.2's ``DawidSkene()`` (its defaults: ``n_iter=100``,
+background compile; ``numba+bg``: numba compiling in the fit, EBCC's choice, the background
+compile started too), ``jit``: the number of kernels the warm fit compiled itself (0: all
+loaded from the cache). crowd-kit 1.4.2's ``DawidSkene()`` (its defaults: ``n_iter=100``,
 ``tol=1e-5``) runs on a pandas frame of the same votes in ``--competitor-python``, in fresh
 processes too; ``/ck`` is a fit's time divided by crowd-kit's DawidSkene time on the same votes
 (for every model: crowd-kit's GLAD, MACE and one-coin DS are slower than its DS, and it has no
@@ -109,7 +110,8 @@ def child(args):
     if args.engine != "auto" or votes.nnz < kernels.AUTO_NUMBA_MIN_VOTES:
         path = kernels.engine_for_votes(votes.nnz)
     else:
-        path = "numba" if state["ready"] else "numpy+bg" if state["launched"] else "numpy"
+        cold = "numpy+bg" if getattr(model, "_numpy_while_cold", True) else "numba+bg"
+        path = "numba" if state["ready"] else cold if state["launched"] else "numpy"
     jit = sum(sum(d.stats.cache_misses.values()) for module in _kernel_modules(kernels)
               for d in vars(module).values() if hasattr(d, "stats"))
     print(json.dumps({"wall": wall, "cpu": cpu, "iters": int(model.n_iter_), "start": start,
@@ -182,7 +184,7 @@ def _first_fits(args, path, engine, tmp):
         for model in args.models:
             cold[model].append(_spawn(sys.executable, argv[model], env))
         started = [cold[m][-1]["start"] for m in args.models
-                   if cold[m][-1].get("path") == "numpy+bg"]
+                   if cold[m][-1].get("path", "").endswith("+bg")]
         if started:
             done = _wait_for_compile(cache)
             compiles.append(float("nan") if done is None else done - started[0])
