@@ -6,9 +6,12 @@ calls (seconds to tens of seconds) before it starts. ``ENGINE="auto"`` therefore
 ``AUTO_NUMBA_MIN_VOTES`` votes or more numba only once the kernels are in the cache
 (:func:`numba_ready`); until then the fit runs the numpy engine, and the first such fit of the
 process starts one background process that compiles the kernels into the cache (:func:`main`:
-every aggregator fitted with the numba engine on three small simulated crowds, at the lowest
-priority) and then writes a marker file there. Later fits, in this process or the next, find the
-marker and run numba, loading the kernels from disk.
+every aggregator fitted with the numba engine on four small simulated crowds, at the lowest
+priority; about 2.5 minutes of CPU on the project's machine) and then writes a marker file
+there. Later fits, in this process or the next, find the marker and run numba, loading the
+kernels from disk. A model whose numpy fit takes longer than compiling (EBCC,
+``_numpy_while_cold = False``) runs numba and compiles in its fit, starting the background
+compile all the same.
 
 The marker (``skcrowd-kernels.json`` in numba's cache folder of the kernels) records what
 numba's cache depends on: the versions of numba and Python, the CPU numba compiles for, and
