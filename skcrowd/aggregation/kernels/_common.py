@@ -71,13 +71,18 @@ def _switch():
     return ENGINE
 
 
-def engine_for_votes(n_votes):
+def engine_for_votes(n_votes, *, numpy_while_cold=True):
     """The engine that the package's ``ENGINE`` gives a fit of ``n_votes`` votes.
 
     ``"numba"`` or ``"numpy"`` as set; ``"auto"`` (the default): ``"numba"`` from
-    ``AUTO_NUMBA_MIN_VOTES`` votes when numba imports, else ``"numpy"``. The choice depends on
-    the number of votes only, and both engines compute the same numbers (to rounding, about
-    1e-12), so a fit's result does not depend on which one ran.
+    ``AUTO_NUMBA_MIN_VOTES`` votes when numba imports and its kernels are compiled (in numba's
+    on-disk cache), else ``"numpy"``; a fit that finds them uncompiled starts their compile in
+    a background process (see ``_compile``; ``BACKGROUND_COMPILE=False``: numba from the
+    threshold, compiling at the first call). ``numpy_while_cold=False`` (a model whose numpy
+    fit takes longer than compiling, EBCC) gives numba from the threshold even so, compiling
+    at the first call, and starts the background compile of the other kernels all the same.
+    Both engines compute the same numbers (to rounding, about 1e-12), so a fit's result does
+    not depend on which one ran.
 
     Examples
     --------
@@ -88,15 +93,20 @@ def engine_for_votes(n_votes):
     engine = _switch()
     if engine != "auto":
         return engine
-    return "numba" if numba is not None and n_votes >= AUTO_NUMBA_MIN_VOTES else "numpy"
+    if numba is None or n_votes < AUTO_NUMBA_MIN_VOTES:
+        return "numpy"
+    from ._compile import numba_ready
+
+    return "numba" if numba_ready() or not numpy_while_cold else "numpy"
 
 
 @contextlib.contextmanager
-def fit_engine(n_votes):
+def fit_engine(n_votes, *, numpy_while_cold=True):
     """Within the block, the kernels of ``ENGINE="auto"`` run the engine of a fit of
-    ``n_votes`` votes (:func:`engine_for_votes`), whatever the size of each call (a block of
-    an out-of-core fit, a table of parameters): one engine for the whole fit."""
-    token = _FIT_ENGINE.set(engine_for_votes(n_votes))
+    ``n_votes`` votes (:func:`engine_for_votes`, with ``numpy_while_cold``), whatever the size
+    of each call (a block of an out-of-core fit, a table of parameters): one engine for the
+    whole fit."""
+    token = _FIT_ENGINE.set(engine_for_votes(n_votes, numpy_while_cold=numpy_while_cold))
     try:
         yield
     finally:
