@@ -169,6 +169,15 @@ class _PairwiseModel(BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
+    def __sklearn_tags__(self):
+        # comparisons are rows of ids (a DataFrame: worker, left, right, label), not a 2-D
+        # numeric array: scikit-learn then runs only its checks that need no data, and the
+        # contracts of the others are tested on comparisons (tests/test_pairwise.py and the
+        # pairwise domain checks of skcrowd.utils.estimator_checks)
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        return tags
+
     def _n_global(self):
         return 0
 
