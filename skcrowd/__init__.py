@@ -84,6 +84,14 @@ _LAZY = {
     "BinaryRelevance": "multilabel",
     "MultiLabelDawidSkene": "multilabel",
     "multilabel_votes_from_long": "multilabel",
+    # free-text answers (a votes matrix of strings)
+    "ROVER": "texts",
+    "WeightedROVER": "texts",
+    "ClosestToAverage": "texts",
+    "RASA": "texts",
+    "HRRASA": "texts",
+    "check_texts": "texts",
+    "word_error_rate": "metrics",
 }
 
 __all__ = [

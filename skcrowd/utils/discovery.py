@@ -17,6 +17,7 @@ KINDS = {
     "aggregator": "votes matrix as X, one label (a class) per task",
     "rating": "continuous ratings as X, one value per task (a regressor)",
     "multilabel": "multi-label votes as X, a set of labels per task",
+    "text": "a votes matrix of strings as X, one text per task",
     "feature_model": "features X and the votes matrix as y",
 }
 
@@ -31,9 +32,11 @@ def _kind_bases():
     from ..aggregation._continuous import _BaseRatingAggregator
     from ..base import FeatureModelMixin
     from ..multilabel import _MultiLabelAggregator
+    from ..texts import _BaseTextAggregator
 
     return {"aggregator": BaseAggregator, "rating": _BaseRatingAggregator,
-            "multilabel": _MultiLabelAggregator, "feature_model": FeatureModelMixin}
+            "multilabel": _MultiLabelAggregator, "text": _BaseTextAggregator,
+            "feature_model": FeatureModelMixin}
 
 
 def _kind(cls, bases):
@@ -83,7 +86,7 @@ def all_estimators(type_filter=None):
 
     Parameters
     ----------
-    type_filter : {"aggregator", "rating", "multilabel", "feature_model"} \
+    type_filter : {"aggregator", "rating", "multilabel", "text", "feature_model"} \
             or list of such str, default=None
         Which kind of estimators to return; None returns every estimator. Each of skcrowd's
         estimators has exactly one kind (tested):
@@ -96,6 +99,8 @@ def all_estimators(type_filter=None):
           (:class:`~skcrowd.aggregation.MeanRating`, ...);
         - ``"multilabel"``: multi-label votes as ``X``, a set of labels per task out
           (:class:`~skcrowd.multilabel.MultiLabelDawidSkene`, ...);
+        - ``"text"``: a votes matrix of strings as ``X``, one text per task out
+          (:class:`~skcrowd.texts.ROVER`, ...);
         - ``"feature_model"``: features ``X`` and the votes matrix as ``y`` (subclasses of
           :class:`~skcrowd.base.FeatureModelMixin`: the nets of :mod:`skcrowd.neural`,
           :class:`~skcrowd.selftraining.SelfCrowdClassifier`,
@@ -129,6 +134,8 @@ def all_estimators(type_filter=None):
     ['AggregatorSelector', 'BayesianDawidSkene', 'DawidSkene', 'EBCC']
     >>> [name for name, _ in all_estimators(type_filter="rating")]
     ['BiasPrecisionEM', 'CATD', 'MeanRating', 'MedianRating']
+    >>> [name for name, _ in all_estimators(type_filter="text")]
+    ['ClosestToAverage', 'HRRASA', 'RASA', 'ROVER', 'WeightedROVER']
     >>> [name for name, _ in all_estimators(type_filter=["multilabel", "aggregator"])][:4]
     ['AggregatorSelector', 'BayesianDawidSkene', 'BinaryRelevance', 'DawidSkene']
     """

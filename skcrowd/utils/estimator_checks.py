@@ -20,7 +20,11 @@ about a second for a net):
 - :func:`check_worker_permutation_invariance` (aggregators): permuting the workers (columns)
   leaves ``predict_proba`` unchanged;
 - :func:`check_worker_without_votes` (aggregators): a worker (column) without any vote
-  changes no soft label.
+  changes no soft label;
+- :func:`check_text_worker_permutation_invariance` (text aggregators): permuting the workers
+  (columns) leaves ``predict`` unchanged, and :func:`check_text_task_order` (text aggregators):
+  permuting the tasks (rows) permutes ``predict`` alike, and ``fit_predict`` equals
+  ``fit().predict()``.
 """
 
 import warnings
@@ -34,6 +38,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
     "check_fit_error_leaves_estimator",
+    "check_text_task_order",
+    "check_text_worker_permutation_invariance",
     "check_worker_permutation_invariance",
     "check_worker_without_votes",
     "common_expected_failures",
@@ -52,6 +58,9 @@ _Y_IGNORED = (
     "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
     "score), so a y of the wrong length or with NaN/inf is not an error"
 )
+_NOT_TEXT = ("the check feeds numbers; a text aggregator takes a votes matrix of strings and "
+             "raises a TypeError naming the first entry that is not a string (its contracts on "
+             "strings are tested in tests/test_texts.py and by the text domain checks)")
 _TWO_D = ("the check feeds a 2-D array of continuous values; multi-label votes are a 3-D array "
           "of 0/1 bits, and fit raises a ValueError naming the shape")
 
@@ -86,6 +95,17 @@ _COMMON_EXPECTED_FAILURES = {
         "check_n_features_in", "check_n_features_in_after_fitting",
         "check_pipeline_consistency", "check_positive_only_tag_during_fit",
         "check_readonly_memmap_input"], _TWO_D),
+    "text": dict.fromkeys([
+        "check_dict_unchanged", "check_dont_overwrite_parameters", "check_dtype_object",
+        "check_estimators_dtypes", "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
+        "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
+        "check_fit_idempotent", "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_n_features_in", "check_n_features_in_after_fitting",
+        "check_pipeline_consistency", "check_positive_only_tag_during_fit",
+        "check_readonly_memmap_input"], _NOT_TEXT),
     # scikit-learn's classifier checks, on the feature models that are classifiers
     "feature_model": {
         "check_classifiers_classes": (
@@ -152,6 +172,9 @@ def _domain_checks(kind):
     if kind == "aggregator":
         yield check_worker_permutation_invariance
         yield check_worker_without_votes
+    if kind == "text":
+        yield check_text_worker_permutation_invariance
+        yield check_text_task_order
 
 
 def common_expected_failures(estimator):
@@ -214,6 +237,8 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
 
     - aggregators: :func:`check_fit_error_leaves_estimator`,
       :func:`check_worker_permutation_invariance`, :func:`check_worker_without_votes`;
+    - text aggregators: :func:`check_fit_error_leaves_estimator`,
+      :func:`check_text_worker_permutation_invariance`, :func:`check_text_task_order`;
     - rating and multi-label aggregators, feature models: :func:`check_fit_error_leaves_estimator`;
     - estimators of no skcrowd kind: none.
 
@@ -293,6 +318,23 @@ def _crowd():
                                random_state=0).votes
 
 
+def _text_crowd():
+    """A small seeded crowd of texts: 12 sentences of 5-8 words, 6 workers, 3 answers a task,
+    each word of an answer replaced (by a word of the vocabulary) or dropped with probability
+    0.15, as an object array with None where a worker did not answer."""
+    rng = np.random.default_rng(0)
+    vocabulary = np.array("the a cat dog sat ran on under mat red blue big small house tree "
+                          "old".split(), dtype=object)
+    X = np.full((12, 6), None, dtype=object)
+    for i in range(12):
+        sentence = rng.choice(vocabulary, rng.integers(5, 9))
+        for j in rng.choice(6, 3, replace=False):
+            words = [rng.choice(vocabulary) if r < 0.1 else w
+                     for w, r in zip(sentence, rng.random(len(sentence))) if r > 0.05]
+            X[i, j] = " ".join(words or sentence)
+    return X
+
+
 def _seeded_clone(estimator):
     """A clone of ``estimator`` with ``random_state=0`` where it takes one."""
     estimator = clone(estimator)
@@ -316,6 +358,11 @@ def _valid_and_invalid_data(kind):
         y_invalid = y.copy()
         y_invalid.flat[0] = np.inf
         return (X, y), (X, y_invalid)
+    if kind == "text":  # an empty answer is an error (a missing one is None)
+        X = _text_crowd()
+        X_invalid = X.copy()
+        X_invalid[0, np.flatnonzero(np.not_equal(X[0], None))[0]] = " "
+        return (X,), (X_invalid,)
     if kind == "aggregator":
         X = _crowd().astype(float)
         invalid = np.inf  # no missing_label makes a vote of inf valid
@@ -434,3 +481,62 @@ def check_worker_without_votes(name, aggregator):
     np.testing.assert_allclose(
         np.asarray(proba_empty), np.asarray(proba), rtol=0, atol=1e-8,
         err_msg=f"{name}: a worker (column) without votes changed predict_proba")
+
+
+def check_text_worker_permutation_invariance(name, aggregator):
+    """Check that permuting the workers (columns) of texts leaves ``predict`` unchanged.
+
+    A text aggregator has no order of the workers: a clone (``random_state=0`` where it takes
+    one) fitted on the answers with their columns permuted gives the same text for every task
+    as one fitted on the answers, on a small seeded crowd of texts (12 tasks, 6 workers, 3
+    answers a task).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of texts (a votes matrix of strings).
+
+    Raises
+    ------
+    AssertionError
+        If a task's text differs.
+    """
+    X = _text_crowd()
+    permutation = np.array([3, 0, 5, 1, 4, 2])
+    texts = _fit(_seeded_clone(aggregator), X).predict(X)
+    permuted = _fit(_seeded_clone(aggregator), X[:, permutation]).predict(X[:, permutation])
+    assert list(permuted) == list(texts), (
+        f"{name}: permuting the workers (columns) changed predict")
+
+
+def check_text_task_order(name, aggregator):
+    """Check that permuting the tasks (rows) of texts permutes ``predict`` alike, and that
+    ``fit_predict`` gives ``fit().predict()``.
+
+    On a small seeded crowd of texts (12 tasks, 6 workers, 3 answers a task), with a clone
+    (``random_state=0`` where it takes one).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of texts (a votes matrix of strings).
+
+    Raises
+    ------
+    AssertionError
+        If a task's text differs.
+    """
+    X = _text_crowd()
+    order = np.random.default_rng(1).permutation(len(X))
+    texts = list(_fit(_seeded_clone(aggregator), X).predict(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert list(_seeded_clone(aggregator).fit_predict(X)) == texts, (
+            f"{name}: fit_predict(X) differs from fit(X).predict(X)")
+    permuted = _fit(_seeded_clone(aggregator), X[order]).predict(X[order])
+    assert list(permuted) == [texts[i] for i in order], (
+        f"{name}: permuting the tasks (rows) did not permute predict alike")

@@ -11,6 +11,8 @@ from skcrowd.aggregation import GLAD, MMSR, AggregatorSelector, DawidSkene, Majo
 from skcrowd.utils.discovery import all_estimators
 from skcrowd.utils.estimator_checks import (
     check_fit_error_leaves_estimator,
+    check_text_task_order,
+    check_text_worker_permutation_invariance,
     check_worker_permutation_invariance,
     check_worker_without_votes,
     common_expected_failures,
@@ -22,6 +24,8 @@ DOMAIN_CHECKS = {
                    check_worker_without_votes],
     "rating": [check_fit_error_leaves_estimator],
     "multilabel": [check_fit_error_leaves_estimator],
+    "text": [check_fit_error_leaves_estimator, check_text_worker_permutation_invariance,
+             check_text_task_order],
     "feature_model": [check_fit_error_leaves_estimator],
 }
 
