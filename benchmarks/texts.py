@@ -6,13 +6,15 @@ Crowds: the four CrowdSpeech splits (:func:`skcrowd.datasets.fetch_crowd_dataset
 
 Methods: skcrowd's ``ROVER``, ``WeightedROVER`` (ROVER with a word error rate per worker),
 ``ClosestToAverage``, ``RASA`` and ``HRRASA`` with their default encoder (character 2- to 4-gram
-TF-IDF, sparse), and ``RASA``/``HRRASA`` with a dense encoder (the same TF-IDF reduced to 128
-dimensions by a seeded TruncatedSVD, rows normalized), whose embeddings are handed to crowd-kit
-1.4.2's ``RASA`` and ``HRRASA`` (in its own interpreter, ``--competitor-python``; left out with
-a note when it cannot run), with its ``ROVER`` (tokens split on spaces). Score: corpus word error
-rate against the references after the usual normalization (lowercase, no punctuation;
-:func:`skcrowd.metrics.word_error_rate`), and the seconds of each ``fit_predict`` (crowd-kit:
-of its ``fit_predict``, in its process).
+TF-IDF, sparse; its fit is timed with them), and ``RASA``/``HRRASA`` "(dense)" on dense
+embeddings (the same TF-IDF reduced to 128 dimensions by a seeded TruncatedSVD, rows normalized,
+computed once per split and looked up, so not timed), the embeddings handed to crowd-kit 1.4.2's
+``RASA`` and ``HRRASA`` (in its own interpreter, ``--competitor-python``; left out with a note
+when it cannot run; its HRRASA with the pandas-3 fix of
+``_competitors.patch_crowdkit_hrrasa_means``), with its ``ROVER`` (tokens split on spaces).
+Score: corpus word error rate against the references after the usual normalization (lowercase,
+no punctuation; :func:`skcrowd.metrics.word_error_rate`), and the seconds of each
+``fit_predict`` (crowd-kit: of its ``fit_predict``, in its process).
 
 Usage::
 
@@ -47,7 +49,18 @@ def dense_encoder():
                          TruncatedSVD(n_components=128, random_state=0), Normalizer())
 
 
-def skcrowd_methods():
+class Lookup:
+    """An encoder that looks the answers up among precomputed embeddings."""
+
+    def __init__(self, texts, embeddings):
+        self.row = {text: i for i, text in enumerate(texts)}
+        self.embeddings = embeddings
+
+    def __call__(self, texts):
+        return self.embeddings[[self.row[text] for text in texts]]
+
+
+def skcrowd_methods(lookup):
     from skcrowd.texts import HRRASA, RASA, ROVER, ClosestToAverage, WeightedROVER
 
     return {
@@ -56,15 +69,17 @@ def skcrowd_methods():
         "ClosestToAverage": ClosestToAverage(),
         "RASA": RASA(),
         "HRRASA": HRRASA(),
-        "RASA (dense)": RASA(encoder=dense_encoder()),
-        "HRRASA (dense)": HRRASA(encoder=dense_encoder()),
+        "RASA (dense)": RASA(encoder=lookup),
+        "HRRASA (dense)": HRRASA(encoder=lookup),
     }
 
 
 def crowdkit_child(path):
     import pandas as pd
+    from _competitors import patch_crowdkit_hrrasa_means
     from crowdkit.aggregation import HRRASA, RASA, ROVER
 
+    patch_crowdkit_hrrasa_means()
     warnings.simplefilter("ignore")
     data = np.load(path, allow_pickle=True)
     texts = data["text"].tolist()
@@ -115,8 +130,12 @@ def evaluate(split, data_home, python):
     crowd = fetch_crowd_dataset(f"crowdspeech_{split}", data_home=data_home,
                                 download_if_missing=False)
     votes, reference = crowd.votes, crowd.target.to_numpy()
+    matrix = votes.to_numpy(dtype=object)
+    task, worker = np.nonzero(votes.notna().to_numpy())
+    text = matrix[task, worker].tolist()
+    embeddings = dense_encoder().fit_transform(text)
     results = {}
-    for name, model in skcrowd_methods().items():
+    for name, model in skcrowd_methods(Lookup(text, embeddings)).items():
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -125,10 +144,6 @@ def evaluate(split, data_home, python):
         results[name] = {"wer": word_error_rate(reference, pred), "seconds": seconds}
         print(f"{split:11s} {name:26s} WER {results[name]['wer']:.4f}  {seconds:6.1f} s",
               flush=True)
-    matrix = votes.to_numpy(dtype=object)
-    task, worker = np.nonzero(votes.notna().to_numpy())
-    text = matrix[task, worker].tolist()
-    embeddings = dense_encoder().fit_transform(text)
     notes = []
     for name, got in run_crowdkit(python, (task, worker, text), embeddings, len(votes)).items():
         if isinstance(got, str):

@@ -228,3 +228,19 @@ def test_pickle_and_new_tasks(estimator):
     again = pickle.loads(pickle.dumps(model))
     assert again.predict(X[:7]).tolist() == model.predict(X[:7]).tolist()
     assert 0 < model.score(X, truth) <= 1
+
+
+def test_command_line_texts(tmp_path):
+    from skcrowd._cli import main
+
+    answers = tmp_path / "answers.csv"
+    answers.write_text("task,worker,text\n"
+                       "r2,ann,\"hello, world\"\nr1,ann,the cat sat\nr1,bob,a cat sat down\n"
+                       "r1,cid,the cat sat down\nr2,bob,hello world\nr2,cid,hello world\n")
+    out = tmp_path / "texts.csv"
+    assert main(["texts", str(answers), "--method", "rover", "-o", str(out)]) == 0
+    assert out.read_text() == "task,text\nr2,hello world\nr1,the cat sat down\n"
+    assert main(["texts", str(answers), "-o", str(out), "--param", "max_iter=5"]) == 0
+    assert out.read_text().splitlines()[0] == "task,text"
+    answers.write_text("task,worker,text\nr1,ann,a b\nr1,ann,a c\n")
+    assert main(["texts", str(answers)]) == 1
