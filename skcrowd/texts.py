@@ -415,8 +415,8 @@ class ROVER(_BaseROVER):
     ----------
     n_features_in_ : int
         Number of workers (columns) seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the workers, when ``X`` is a DataFrame with string column names.
+    feature_names_in_ : ndarray of str
+        Worker names, when ``X`` was a DataFrame with string column names.
 
     See Also
     --------
@@ -494,8 +494,8 @@ class WeightedROVER(_BaseROVER):
         Number of iterations run.
     n_features_in_ : int
         Number of workers (columns) seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the workers, when ``X`` is a DataFrame with string column names.
+    feature_names_in_ : ndarray of str
+        Worker names, when ``X`` was a DataFrame with string column names.
 
     See Also
     --------
@@ -695,8 +695,8 @@ class ClosestToAverage(_BaseEmbeddingAggregator):
         The encoder used (fitted on the answers of ``fit`` when it has ``fit``).
     n_features_in_ : int
         Number of workers (columns) seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the workers, when ``X`` is a DataFrame with string column names.
+    feature_names_in_ : ndarray of str
+        Worker names, when ``X`` was a DataFrame with string column names.
 
     See Also
     --------
@@ -754,8 +754,8 @@ class RASA(_BaseEmbeddingAggregator):
         Number of iterations run.
     n_features_in_ : int
         Number of workers (columns) seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the workers, when ``X`` is a DataFrame with string column names.
+    feature_names_in_ : ndarray of str
+        Worker names, when ``X`` was a DataFrame with string column names.
 
     See Also
     --------
@@ -860,8 +860,8 @@ class HRRASA(RASA):
         Number of iterations run.
     n_features_in_ : int
         Number of workers (columns) seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of the workers, when ``X`` is a DataFrame with string column names.
+    feature_names_in_ : ndarray of str
+        Worker names, when ``X`` was a DataFrame with string column names.
 
     References
     ----------
