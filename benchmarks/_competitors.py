@@ -61,3 +61,22 @@ def ebcc_reference_labels(ebcc_vb, task, worker, label, n_tasks, n_workers, n_cl
         if elbo > best:
             best, labels = elbo, z.argmax(axis=1)
     return labels
+
+
+def patch_crowdkit_hrrasa_means():
+    """crowd-kit 1.4.2's HRRASA builds its tasks' mean embeddings as ``pd.Series(...,
+    dtype=np.float64)`` of arrays, which pandas 3 refuses ("setting an array element with a
+    sequence"); give it the same weighted means without the cast."""
+    import numpy as np
+    from crowdkit.aggregation.embeddings import hrrasa
+
+    def aggregate_embeddings(data, weights, true_embeddings=None):
+        data = data.join(weights, on=["task", "worker"])
+        data["weighted_embedding"] = data.weight * data.embedding
+        group = data.groupby("task", group_keys=False)
+        means = group.weighted_embedding.apply(np.sum) / group.weight.sum()
+        if true_embeddings is not None:
+            means.update(true_embeddings)
+        return means
+
+    hrrasa.HRRASA._aggregate_embeddings = staticmethod(aggregate_embeddings)

@@ -203,7 +203,7 @@ def main(argv=None):
     parser.add_argument("--n-classes", type=int, default=4)
     parser.add_argument("--n-workers", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--competitor-python", default="/work/venvs/crowdkit/bin/python")
+    parser.add_argument("--competitor-python", default="/tmp/benchenv/bin/python")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--crowdkit-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)

@@ -153,7 +153,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
-    parser.add_argument("--competitor-python", default="/work/venvs/crowdkit/bin/python")
+    parser.add_argument("--competitor-python", default="/tmp/benchenv/bin/python")
     parser.add_argument("--json", default=None)
     parser.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -90,7 +90,8 @@ def _write_estimators_by_kind(app):
     from skcrowd.utils.discovery import KINDS, all_estimators
 
     titles = {"aggregator": "Aggregators", "rating": "Aggregators of continuous ratings",
-              "multilabel": "Aggregators of multi-label votes", "feature_model": "Feature models"}
+              "multilabel": "Aggregators of multi-label votes",
+              "text": "Aggregators of free-text answers", "feature_model": "Feature models"}
     titles["pairwise"] = "Models of pairwise comparisons"
     lines = []
     for kind, takes in KINDS.items():

@@ -89,6 +89,14 @@ _LAZY = {
     "NoisyBradleyTerry": "pairwise",
     "CrowdBT": "pairwise",
     "select_next_pairs": "pairwise",
+    # free-text answers (a votes matrix of strings)
+    "ROVER": "texts",
+    "WeightedROVER": "texts",
+    "ClosestToAverage": "texts",
+    "RASA": "texts",
+    "HRRASA": "texts",
+    "check_texts": "texts",
+    "word_error_rate": "metrics",
 }
 
 __all__ = [

@@ -1,10 +1,11 @@
-"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate``, ``report``, ``fetch`` and
-``pairwise``.
+"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate``, ``texts``, ``report``,
+``fetch`` and ``pairwise``.
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
 added), or the methods named with ``--method``. ``aggregate`` turns a
-long-format votes CSV into one label per task. ``report`` writes the worker
+long-format votes CSV into one label per task. ``texts`` turns a long-format
+CSV of free-text answers into one text per task. ``report`` writes the worker
 and task quality reports of a votes CSV and prints the agreement between
 workers. ``fetch`` writes public crowds into folders of skcrowd's dataset
 layout. ``pairwise`` turns a CSV of pairwise comparisons into a score per
@@ -334,6 +335,40 @@ def aggregate(args, out):
         if args.all_proba:
             row += [f"{p:.6g}" for p in proba[i]]
         writer.writerow(row)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# texts
+# ---------------------------------------------------------------------------
+
+#: ``texts --method`` name -> text aggregator of :mod:`skcrowd.texts`.
+TEXT_AGGREGATORS = {"rover": "ROVER", "wrover": "WeightedROVER", "cta": "ClosestToAverage",
+                    "rasa": "RASA", "hrrasa": "HRRASA"}
+
+
+def texts(args, out):
+    from . import texts as text_module
+
+    columns = {"task": args.task_col, "worker": args.worker_col, "text": args.text_col}
+    values = _read_long_csv(args.answers, columns, args.delimiter)
+    tasks = list(dict.fromkeys(values["task"]))
+    workers = list(dict.fromkeys(values["worker"]))
+    row = {task: i for i, task in enumerate(tasks)}
+    column = {worker: j for j, worker in enumerate(workers)}
+    matrix = np.full((len(tasks), len(workers)), None, dtype=object)
+    for task, worker, text in zip(values["task"], values["worker"], values["text"]):
+        if matrix[row[task], column[worker]] is not None:
+            raise CommandError(f"{args.answers}: worker {worker!r} answers task {task!r} twice.")
+        matrix[row[task], column[worker]] = text
+    estimator = getattr(text_module, TEXT_AGGREGATORS[args.method])()
+    try:
+        aggregated = estimator.set_params(**dict(args.param)).fit_predict(matrix)
+    except (ValueError, TypeError) as exc:
+        raise CommandError(f"{type(estimator).__name__}: {exc}") from exc
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["task", "text"])
+    writer.writerows(zip(tasks, aggregated))
     return 0
 
 
@@ -686,6 +721,35 @@ def build_parser():
     )
     p_agg.set_defaults(handler=aggregate)
 
+    p_txt = sub.add_parser(
+        "texts",
+        help="aggregate a long-format CSV of free-text answers into one text per task",
+        description=(
+            "Read free-text answers in long format (one row per answer: task, worker, text; "
+            "an empty text is an error), aggregate them with a text aggregator of "
+            "skcrowd.texts and write a CSV with columns task,text, one row per task in order "
+            "of first appearance."
+        ),
+        epilog="example: python -m skcrowd texts answers.csv --method rover -o texts.csv",
+    )
+    p_txt.add_argument("answers", metavar="ANSWERS.csv",
+                       help="answers CSV with a header row ('-': stdin)")
+    p_txt.add_argument(
+        "--method", choices=sorted(TEXT_AGGREGATORS), default="wrover",
+        help="rover: ROVER, wrover: ROVER with worker weights (WeightedROVER), cta: "
+        "ClosestToAverage, rasa: RASA, hrrasa: HRRASA (default wrover)",
+    )
+    p_txt.add_argument("-o", "--output", default="-", help="output CSV (default: stdout)")
+    p_txt.add_argument("--task-col", default="task", help="task id column (default 'task')")
+    p_txt.add_argument("--worker-col", default="worker", help="worker id column (default 'worker')")
+    p_txt.add_argument("--text-col", default="text", help="text column (default 'text')")
+    p_txt.add_argument("--delimiter", default=",", help="field delimiter (default ',')")
+    p_txt.add_argument(
+        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
+        help="any parameter of the aggregator (repeatable), e.g. --param max_iter=20",
+    )
+    p_txt.set_defaults(handler=texts)
+
     p_rep = sub.add_parser(
         "report", formatter_class=_MethodsHelpFormatter,
         help="write the worker and task quality reports of a votes CSV, print the agreement",
@@ -757,7 +821,7 @@ def main(argv=None):
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "aggregate" and args.output != "-":
+        if args.command in ("aggregate", "texts") and args.output != "-":
             buffer = io.StringIO()
             status = args.handler(args, buffer)
             try:

@@ -17,6 +17,8 @@ Two families live here.
   ``GridSearchCV(scoring=...)``; for aggregators (the votes matrix is ``X``),
   :func:`held_out_vote_scorer`.
 
+:func:`word_error_rate` scores aggregated texts (:mod:`skcrowd.texts`) against reference texts.
+
 :func:`imbalance_ratio` measures how unbalanced annotations are across classes.
 
 **Inter-annotator agreement** of a votes matrix, chance-corrected:
@@ -25,12 +27,13 @@ Two families live here.
 bootstrap confidence intervals over tasks.
 
 One private module per concern: ``_gold`` (scores against gold labels),
-``_votes`` (scores of votes), ``_scorers`` (the scorers) and ``_agreement``.
+``_votes`` (scores of votes), ``_scorers`` (the scorers), ``_agreement`` and ``_texts``.
 """
 
 from ._agreement import AgreementInterval, fleiss_kappa, krippendorff_alpha
 from ._gold import expected_calibration_error, soft_accuracy_score, top_k_accuracy_score
 from ._scorers import annotation_log_likelihood_scorer, held_out_vote_scorer, mv_accuracy_scorer
+from ._texts import word_error_rate
 from ._votes import imbalance_ratio, mv_accuracy_score
 
 __all__ = [
@@ -45,4 +48,5 @@ __all__ = [
     "krippendorff_alpha",
     "fleiss_kappa",
     "AgreementInterval",
+    "word_error_rate",
 ]

@@ -17,6 +17,7 @@ KINDS = {
     "aggregator": "votes matrix as X, one label (a class) per task",
     "rating": "continuous ratings as X, one value per task (a regressor)",
     "multilabel": "multi-label votes as X, a set of labels per task",
+    "text": "a votes matrix of strings as X, one text per task",
     "feature_model": "features X and the votes matrix as y",
     "pairwise": "pairwise comparisons as X (rows worker, left, right, label), a score per item",
 }
@@ -33,10 +34,11 @@ def _kind_bases():
     from ..base import FeatureModelMixin
     from ..multilabel import _MultiLabelAggregator
     from ..pairwise import _PairwiseModel
+    from ..texts import _BaseTextAggregator
 
     return {"aggregator": BaseAggregator, "rating": _BaseRatingAggregator,
-            "multilabel": _MultiLabelAggregator, "feature_model": FeatureModelMixin,
-            "pairwise": _PairwiseModel}
+            "multilabel": _MultiLabelAggregator, "text": _BaseTextAggregator,
+            "feature_model": FeatureModelMixin, "pairwise": _PairwiseModel}
 
 
 def _kind(cls, bases):
@@ -86,7 +88,7 @@ def all_estimators(type_filter=None):
 
     Parameters
     ----------
-    type_filter : {"aggregator", "rating", "multilabel", "feature_model", "pairwise"} \
+    type_filter : {"aggregator", "rating", "multilabel", "feature_model", "pairwise", "text"} \
             or list of such str, default=None
         Which kind of estimators to return; None returns every estimator. Each of skcrowd's
         estimators has exactly one kind (tested):
@@ -99,6 +101,8 @@ def all_estimators(type_filter=None):
           (:class:`~skcrowd.aggregation.MeanRating`, ...);
         - ``"multilabel"``: multi-label votes as ``X``, a set of labels per task out
           (:class:`~skcrowd.multilabel.MultiLabelDawidSkene`, ...);
+        - ``"text"``: a votes matrix of strings as ``X``, one text per task out
+          (:class:`~skcrowd.texts.ROVER`, ...);
         - ``"feature_model"``: features ``X`` and the votes matrix as ``y`` (subclasses of
           :class:`~skcrowd.base.FeatureModelMixin`: the nets of :mod:`skcrowd.neural`,
           :class:`~skcrowd.selftraining.SelfCrowdClassifier`,
@@ -137,6 +141,8 @@ def all_estimators(type_filter=None):
     ['BiasPrecisionEM', 'CATD', 'MeanRating', 'MedianRating']
     >>> [name for name, _ in all_estimators(type_filter="pairwise")]
     ['BradleyTerry', 'CrowdBT', 'NoisyBradleyTerry']
+    >>> [name for name, _ in all_estimators(type_filter="text")]
+    ['ClosestToAverage', 'HRRASA', 'RASA', 'ROVER', 'WeightedROVER']
     >>> [name for name, _ in all_estimators(type_filter=["multilabel", "aggregator"])][:4]
     ['AggregatorSelector', 'BayesianDawidSkene', 'BinaryRelevance', 'DawidSkene']
     """

@@ -27,6 +27,10 @@ about a second for a net):
   of another type, sorting in another order) leaves each item's score unchanged;
 - :func:`check_side_swap` (pairwise models): swapping ``left`` and ``right`` of every
   comparison leaves the scores unchanged and turns ``predict_proba`` into one minus it.
+- :func:`check_text_worker_permutation_invariance` (text aggregators): permuting the workers
+  (columns) leaves ``predict`` unchanged, and :func:`check_text_task_order` (text aggregators):
+  permuting the tasks (rows) permutes ``predict`` alike, and ``fit_predict`` equals
+  ``fit().predict()``.
 
 scikit-learn's checks feed numeric arrays, which are not comparisons (a DataFrame of rows
 ``worker, left, right, label``): the pairwise models say so in their tags
@@ -50,6 +54,8 @@ __all__ = [
     "check_fit_error_leaves_estimator",
     "check_item_relabelling_invariance",
     "check_side_swap",
+    "check_text_task_order",
+    "check_text_worker_permutation_invariance",
     "check_worker_permutation_invariance",
     "check_worker_without_votes",
     "common_expected_failures",
@@ -65,6 +71,9 @@ _Y_IGNORED = (
     "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
     "score), so a y of the wrong length or with NaN/inf is not an error"
 )
+_NOT_TEXT = ("the check feeds numbers; a text aggregator takes a votes matrix of strings and "
+             "raises a TypeError naming the first entry that is not a string (its contracts on "
+             "strings are tested in tests/test_texts.py and by the text domain checks)")
 
 #: scikit-learn's checks that fail on every estimator of a kind, each with the exception it
 #: fails by and why.
@@ -75,6 +84,17 @@ _COMMON_EXPECTED_FAILURES = {
     "rating": dict.fromkeys(
         ["check_regressors_train", "check_supervised_y_2d", "check_supervised_y_no_nan"],
         (AssertionError, _Y_IGNORED)),
+    # scikit-learn wraps the TypeError of check_positive_only_tag_during_fit in an AssertionError
+    "text": {"check_positive_only_tag_during_fit": (AssertionError, _NOT_TEXT), **dict.fromkeys([
+        "check_dict_unchanged", "check_dont_overwrite_parameters", "check_dtype_object",
+        "check_estimators_dtypes", "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf", "check_estimators_overwrite_params",
+        "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
+        "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
+        "check_fit_idempotent", "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+        "check_n_features_in", "check_n_features_in_after_fitting",
+        "check_pipeline_consistency", "check_readonly_memmap_input"], (TypeError, _NOT_TEXT))},
     # scikit-learn's classifier checks, on the feature models that are classifiers
     "feature_model": {
         "check_classifiers_classes": ((AssertionError, ValueError), (
@@ -145,6 +165,9 @@ def _domain_checks(kind):
         yield check_comparison_order_invariance
         yield check_item_relabelling_invariance
         yield check_side_swap
+    if kind == "text":
+        yield check_text_worker_permutation_invariance
+        yield check_text_task_order
 
 
 def common_expected_failures(estimator):
@@ -239,6 +262,8 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
     - pairwise models: :func:`check_fit_error_leaves_estimator`,
       :func:`check_comparison_order_invariance`, :func:`check_item_relabelling_invariance`,
       :func:`check_side_swap`;
+    - text aggregators: :func:`check_fit_error_leaves_estimator`,
+      :func:`check_text_worker_permutation_invariance`, :func:`check_text_task_order`;
     - rating and multi-label aggregators, feature models: :func:`check_fit_error_leaves_estimator`;
     - estimators of no skcrowd kind: none.
 
@@ -336,6 +361,23 @@ def _comparisons():
                          "label": np.where(left_wins, left, right)})
 
 
+def _text_crowd():
+    """A small seeded crowd of texts: 12 sentences of 5-8 words, 6 workers, 3 answers a task,
+    each word of an answer replaced (by a word of the vocabulary) or dropped with probability
+    0.15, as an object array with None where a worker did not answer."""
+    rng = np.random.default_rng(0)
+    vocabulary = np.array("the a cat dog sat ran on under mat red blue big small house tree "
+                          "old".split(), dtype=object)
+    X = np.full((12, 6), None, dtype=object)
+    for i in range(12):
+        sentence = rng.choice(vocabulary, rng.integers(5, 9))
+        for j in rng.choice(6, 3, replace=False):
+            words = [rng.choice(vocabulary) if r < 0.1 else w
+                     for w, r in zip(sentence, rng.random(len(sentence))) if r > 0.05]
+            X[i, j] = " ".join(words or sentence)
+    return X
+
+
 def _seeded_clone(estimator):
     """A clone of ``estimator`` with ``random_state=0`` where it takes one."""
     estimator = clone(estimator)
@@ -368,6 +410,11 @@ def _valid_and_invalid_data(estimator):
         X = _comparisons()
         X_invalid = X.copy()
         X_invalid.loc[0, "right"] = X_invalid.loc[0, "left"]
+        return (X,), (X_invalid,)
+    if kind == "text":  # an empty answer is an error (a missing one is None)
+        X = _text_crowd()
+        X_invalid = X.copy()
+        X_invalid[0, np.flatnonzero(np.not_equal(X[0], None))[0]] = " "
         return (X,), (X_invalid,)
     if kind == "aggregator":
         X = _crowd().astype(float)
@@ -578,3 +625,62 @@ def check_side_swap(name, model):
     np.testing.assert_allclose(
         fitted.predict_proba(swapped), 1 - fitted.predict_proba(X), rtol=0, atol=1e-12,
         err_msg=f"{name}: predict_proba of the swapped rows is not one minus predict_proba")
+
+
+def check_text_worker_permutation_invariance(name, aggregator):
+    """Check that permuting the workers (columns) of texts leaves ``predict`` unchanged.
+
+    A text aggregator has no order of the workers: a clone (``random_state=0`` where it takes
+    one) fitted on the answers with their columns permuted gives the same text for every task
+    as one fitted on the answers, on a small seeded crowd of texts (12 tasks, 6 workers, 3
+    answers a task).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of texts (a votes matrix of strings).
+
+    Raises
+    ------
+    AssertionError
+        If a task's text differs.
+    """
+    X = _text_crowd()
+    permutation = np.array([3, 0, 5, 1, 4, 2])
+    texts = _fit(_seeded_clone(aggregator), X).predict(X)
+    permuted = _fit(_seeded_clone(aggregator), X[:, permutation]).predict(X[:, permutation])
+    assert list(permuted) == list(texts), (
+        f"{name}: permuting the workers (columns) changed predict")
+
+
+def check_text_task_order(name, aggregator):
+    """Check that permuting the tasks (rows) of texts permutes ``predict`` alike, and that
+    ``fit_predict`` gives ``fit().predict()``.
+
+    On a small seeded crowd of texts (12 tasks, 6 workers, 3 answers a task), with a clone
+    (``random_state=0`` where it takes one).
+
+    Parameters
+    ----------
+    name : str
+        Name of the aggregator, for the messages.
+    aggregator : estimator object
+        An aggregator of texts (a votes matrix of strings).
+
+    Raises
+    ------
+    AssertionError
+        If a task's text differs.
+    """
+    X = _text_crowd()
+    order = np.random.default_rng(1).permutation(len(X))
+    texts = list(_fit(_seeded_clone(aggregator), X).predict(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert list(_seeded_clone(aggregator).fit_predict(X)) == texts, (
+            f"{name}: fit_predict(X) differs from fit(X).predict(X)")
+    permuted = _fit(_seeded_clone(aggregator), X[order]).predict(X[order])
+    assert list(permuted) == [texts[i] for i in order], (
+        f"{name}: permuting the tasks (rows) did not permute predict alike")

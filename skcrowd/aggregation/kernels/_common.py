@@ -95,9 +95,9 @@ def engine_for_votes(n_votes, *, numpy_while_cold=True):
         return engine
     if numba is None or n_votes < AUTO_NUMBA_MIN_VOTES:
         return "numpy"
-    from ._compile import numba_ready
-
-    return "numba" if numba_ready() or not numpy_while_cold else "numpy"
+    # the package's _compile module, read at the call (as ENGINE is): _compile reads this module
+    compile_state = sys.modules[__package__]._compile
+    return "numba" if compile_state.numba_ready() or not numpy_while_cold else "numpy"
 
 
 @contextlib.contextmanager

@@ -5,13 +5,13 @@ after an install that cache is empty, and a first fit on numba would compile eve
 calls (seconds to tens of seconds) before it starts. ``ENGINE="auto"`` therefore gives a fit of
 ``AUTO_NUMBA_MIN_VOTES`` votes or more numba only once the kernels are in the cache
 (:func:`numba_ready`); until then the fit runs the numpy engine, and the first such fit of the
-process starts one background process that compiles the kernels into the cache (:func:`main`:
-every aggregator fitted with the numba engine on four small simulated crowds, at the lowest
-priority; about 2.5 minutes of CPU on the project's machine) and then writes a marker file
-there. Later fits, in this process or the next, find the marker and run numba, loading the
-kernels from disk. A model whose numpy fit takes longer than compiling (EBCC,
-``_numpy_while_cold = False``) runs numba and compiles in its fit, starting the background
-compile all the same.
+process starts one background process that compiles the kernels into the cache
+(``skcrowd.aggregation._compile_job``: every aggregator fitted with the numba engine on four
+small simulated crowds, at the lowest priority; about 2.5 minutes of CPU on the project's
+machine) and then writes a marker file there. Later fits, in this process or the next, find
+the marker and run numba, loading the kernels from disk. A model whose numpy fit takes longer
+than compiling (EBCC, ``_numpy_while_cold = False``) runs numba and compiles in its fit,
+starting the background compile all the same.
 
 The marker (``skcrowd-kernels.json`` in numba's cache folder of the kernels) records what
 numba's cache depends on: the versions of numba and Python, the CPU numba compiles for, and
@@ -44,7 +44,6 @@ MARKER = "skcrowd-kernels.json"
 LOCK = "skcrowd-compile.lock"
 _STALE_LOCK_S = 3600  # a lock older than this is left by a compile that died
 _OFF = ("0", "false", "no", "off")
-_ITERATIONS = 5  # of each fit of the compile: every kernel runs, the smoothing's choice too
 _state = {"ready": False, "launched": False}  # this process: cache found warm, compile started
 
 
@@ -128,7 +127,8 @@ def _take_lock(lock):
 def launch(folder, command=None):
     """Start the background compile into ``folder``, unless one holds its lock.
 
-    ``command`` (default: this module's :func:`main` in the running interpreter, with
+    ``command`` (default: ``skcrowd.aggregation._compile_job.main`` in the running
+    interpreter, with
     skcrowd's own folder first on its path) runs with the lock's path as its last argument and
     removes the lock when done. Returns the process (None when none was started); a daemon
     thread waits for it, so it never stays a zombie.
@@ -139,7 +139,7 @@ def launch(folder, command=None):
     if command is None:
         root = str(Path(__file__).resolve().parents[3])
         command = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                   "from skcrowd.aggregation.kernels._compile import main; main(sys.argv[2])",
+                   "from skcrowd.aggregation._compile_job import main; main(sys.argv[2])",
                    root]
     env = {**os.environ, "SKCROWD_BACKGROUND_COMPILE": "0", "NUMBA_NUM_THREADS": "1",
            "OMP_NUM_THREADS": "1"}
@@ -152,67 +152,3 @@ def launch(folder, command=None):
         return None
     threading.Thread(target=process.wait, name="skcrowd-compile-wait", daemon=True).start()
     return process
-
-
-def _crowds():
-    """The simulated crowds whose fits compile every kernel a fit of ``AUTO_NUMBA_MIN_VOTES``
-    votes or more may call: parallel passes with fused count tables (K=4 and K=2, 1000
-    workers, per-worker tables small enough for the serial table kernels), parallel passes
-    summing in worker order with parallel table kernels (40000 workers), and the serial
-    passes of small blocks (an out-of-core fit's)."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    rng = np.random.default_rng(0)
-    large = 2 * _common.PARALLEL_MIN_VOTES
-    for n_votes, n_workers, K in [(large, 1000, 4), (large, 40000, 4), (large, 1000, 2),
-                                  (3000, 60, 3)]:
-        n_tasks = n_votes // 5
-        truth = rng.integers(K, size=n_tasks)
-        task = np.repeat(np.arange(n_tasks), 5)
-        worker = (task * 7 + np.tile(np.arange(5), n_tasks) * 13) % n_workers
-        right = rng.random(n_votes) < rng.uniform(0.5, 0.95, n_workers)[worker]
-        label = np.where(right, truth[task], rng.integers(K, size=n_votes))
-        yield sp.coo_array((label, (task, worker)), shape=(n_tasks, n_workers))
-
-
-def compile_kernels():
-    """Compile (or load) every kernel: each aggregator of ``skcrowd.aggregation`` (but the
-    selector, whose candidates are among them) fitted with its defaults (``max_iter=5``) and
-    the numba engine on each of :func:`_crowds`. A fit that fails (KOS refuses more than two
-    classes) skips to the next: the compile is a best effort, and whatever it missed compiles
-    at its first call."""
-    import warnings
-
-    from skcrowd.aggregation import AggregatorSelector
-    from skcrowd.utils.discovery import all_estimators
-
-    package = sys.modules[__package__]
-    package.ENGINE = "numba"
-    models = [cls for _, cls in all_estimators("aggregator") if cls is not AggregatorSelector]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for votes in _crowds():
-            for cls in models:
-                model = cls()
-                if "max_iter" in model.get_params():  # compiling takes one iteration
-                    model.set_params(max_iter=_ITERATIONS)
-                try:
-                    model.fit(votes)
-                except Exception:  # noqa: BLE001 - see the docstring
-                    continue
-
-
-def main(lock):
-    """The background compile: at the lowest priority, :func:`compile_kernels`, then the marker
-    (written whole, then renamed); removes ``lock`` in any case."""
-    try:
-        if hasattr(os, "nice"):
-            os.nice(19)
-        compile_kernels()
-        folder = Path(cache_dir())
-        partial = folder / f"{MARKER}.{os.getpid()}"
-        partial.write_text(json.dumps(cache_key()))
-        os.replace(partial, folder / MARKER)
-    finally:
-        Path(lock).unlink(missing_ok=True)
