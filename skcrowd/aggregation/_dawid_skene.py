@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Real, StrOptions
+import pandas as pd
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
 from ._priors import dirichlet_strength
@@ -30,6 +32,10 @@ class DawidSkeneParameters(NamedTuple):
     every step-th worker, at most ``_PRIOR_ROWS`` (worker, class) rows."""
     n_evidence_rows: Shared
     """The number of rows of that table."""
+    class_votes: PerWorker
+    """``[j, k]``: the expected number of votes of worker ``j`` on tasks of class ``k`` in the
+    statistics of the M-step (``worker_class_votes_``; the strength of ``prior_strength="auto"``
+    when the model is the ``prior_from`` of another fit)."""
 
 
 class DawidSkeneStatistics(NamedTuple):
@@ -85,6 +91,29 @@ class DawidSkene(BaseEM):
         The former default, 3.0, fell three to four points below majority
         vote on binary crowds of many few-vote workers; see
         :ref:`data-priors` for the figures on real and simulated crowds.
+    prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
+        An earlier fit (another project of the same workers) whose worker
+        models become the prior of this fit, applied once as Dirichlet
+        pseudo-counts (never clamped: this fit's votes add to them). A worker
+        of ``X`` that voted in ``prior_from`` gets the pseudo-counts
+        ``strength * prior_from.confusion_matrices_[j', k]`` on its confusion
+        row ``k``, on top of the population prior (``smoothing``); a new
+        worker gets the population prior alone. Workers are matched by id
+        (``feature_names_in_`` of DataFrames, ``worker_ids_`` of long-format
+        votes); when neither fit has ids, by position (same number of
+        workers). The class priors do not carry over: they are estimated
+        from this fit's tasks. ``clone`` keeps the fitted estimator (it is
+        data, not a hyperparameter to refit). See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        The number of pseudo-votes the earlier model counts for on each
+        confusion row of a matched worker. ``"auto"``: the worker's own
+        expected votes on tasks of that class in ``prior_from``
+        (``worker_class_votes_``), so that the prior is the earlier fit's
+        posterior (sequential Bayes: as if the earlier votes were counted
+        again, with their tasks' posteriors held). A number ``s >= 0``
+        caps nothing and counts every earlier model as ``s`` pseudo-votes
+        per row: lower it for workers whose quality drifts between projects.
+        Ignored without ``prior_from``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -128,7 +157,15 @@ class DawidSkene(BaseEM):
         the data with ``smoothing="auto"``).
     confusion_prior_ : ndarray of shape (n_classes, n_classes)
         Dirichlet pseudo-counts ``[k, l]`` of every worker's confusion row
-        ``k``.
+        ``k`` (the population prior; see ``prior_from`` for the workers of
+        an earlier fit).
+    worker_class_votes_ : ndarray of shape (n_workers, n_classes)
+        ``[j, k]``: the expected number of votes of worker ``j`` on tasks of
+        class ``classes_[k]`` (posteriors of the last E-step before the final
+        M-step); ``prior_strength="auto"`` reads it.
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier model as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -190,11 +227,22 @@ class DawidSkene(BaseEM):
            [0.82, 0.18]])
     >>> ds.predict([[0, 1, 1]])  # majority vote would say 1
     array([0])
+
+    An earlier fit as the prior of a new project: worker 2 is known to swap
+    the classes, so its one new vote counts for class 0.
+
+    >>> new = np.array([[-1, -1, 1], [0, 0, -1], [1, 1, -1], [0, 0, 1], [1, -1, 0]])
+    >>> DawidSkene(prior_from=ds).fit(new).predict(new)
+    array([0, 0, 1, 0, 1])
+    >>> DawidSkene().fit(new).predict(new)  # a fresh fit cannot know it
+    array([1, 0, 1, 0, 1])
     """
 
     _parameter_constraints: dict = {
         **BaseEM._parameter_constraints,
         "smoothing": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -202,6 +250,8 @@ class DawidSkene(BaseEM):
         n_classes=None,
         *,
         smoothing="auto",
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -217,10 +267,62 @@ class DawidSkene(BaseEM):
             random_state=random_state, warm_start=warm_start, verbose=verbose,
             missing_label=missing_label, backend=backend)
         self.smoothing = smoothing
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     _supports_task_priors = True
     _Parameters = DawidSkeneParameters
     _Statistics = DawidSkeneStatistics
+
+    def __sklearn_clone__(self):
+        # the fitted prior_from is data of the model, kept as it is (as FrozenEstimator is):
+        # scikit-learn's clone would give an unfitted copy of it
+        copy = super().__sklearn_clone__()
+        if self.prior_from is not None:
+            copy.prior_from = self.prior_from
+        return copy
+
+    def _fit_source(self, source, warm, priors=None):
+        # the earlier fit's pseudo-counts of each worker (in the source's order of the
+        # workers, as the M-step's statistics), read by _m_step and _parameter_term
+        self._earlier_counts = self._earlier_pseudo_counts(source)
+        try:
+            return super()._fit_source(source, warm, priors)
+        finally:
+            del self._earlier_counts
+
+    def _earlier_pseudo_counts(self, source):
+        """``[j, l, k]``: the pseudo-counts that ``prior_from`` adds to worker ``j``'s
+        confusion row ``k`` (zero for a worker without an earlier model), in the order of the
+        workers of ``source``; None without ``prior_from``. Sets ``prior_workers_``."""
+        self.__dict__.pop("prior_workers_", None)
+        if self.prior_from is None:
+            return None
+        earlier = self.prior_from
+        if getattr(earlier, "_Parameters", None) is not DawidSkeneParameters:
+            raise TypeError(
+                f"prior_from must be a fitted DawidSkene or WeightedDawidSkene (its confusion "
+                f"matrices and vote counts become the prior); got {type(earlier).__name__}."
+            )
+        check_is_fitted(earlier, msg=f"prior_from: this {type(earlier).__name__} is not fitted "
+                                     "yet; fit it on the earlier votes first.")
+        if not np.array_equal(earlier.classes_, self.classes_):
+            raise ValueError(
+                f"prior_from was fitted on the classes {earlier.classes_.tolist()!r}, X has "
+                f"{self.classes_.tolist()!r}; pass n_classes to both fits where a class is "
+                "missing from the votes of one."
+            )
+        rows = _match_workers(_worker_ids(earlier), _worker_ids(self), earlier.n_features_in_,
+                              self.n_features_in_)
+        class_votes = earlier.worker_class_votes_[np.maximum(rows, 0)]  # [j, k]
+        matched = (rows >= 0) & (class_votes.sum(axis=1) > 0)
+        self.prior_workers_ = matched
+        strength = (class_votes if self.prior_strength == "auto"
+                    else np.full_like(class_votes, float(self.prior_strength)))
+        counts = (strength * matched[:, None])[:, :, None] \
+            * earlier.confusion_matrices_[np.maximum(rows, 0)]  # [j, k, l]
+        counts = np.ascontiguousarray(counts.transpose(0, 2, 1))
+        return counts if source.worker_order is None else counts[source.worker_order]
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
@@ -287,10 +389,14 @@ class DawidSkene(BaseEM):
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
         evidence_rows = (_evidence_rows(len(worker_counts), K) if params is None
                          else (params.evidence_rows, params.n_evidence_rows))
+        class_votes = worker_counts.sum(axis=1)
+        if self._earlier_counts is not None:
+            worker_counts += self._earlier_counts
         confusions_t = ds_log_confusions(worker_counts, confusion_prior)
         priors = class_counts + self._class_pseudo_counts(K)
         return DawidSkeneParameters(confusions_t, safe_log(priors / priors.sum()),
-                                    confusion_prior, np.array(settled), *evidence_rows)
+                                    confusion_prior, np.array(settled), *evidence_rows,
+                                    class_votes)
 
     def _class_log_priors(self, params):
         return params.log_class_priors
@@ -310,8 +416,11 @@ class DawidSkene(BaseEM):
 
     def _parameter_term(self, params):
         log_priors = params.log_class_priors
-        return float(np.einsum("jlk,kl->", params.log_confusions_t, params.confusion_prior)
+        term = float(np.einsum("jlk,kl->", params.log_confusions_t, params.confusion_prior)
                      + self._class_pseudo_counts(len(log_priors)) @ log_priors)
+        if self._earlier_counts is not None:
+            term += float(np.einsum("jlk,jlk->", params.log_confusions_t, self._earlier_counts))
+        return term
 
     def _set_fitted(self, params):
         log_confusions_t = params.log_confusions_t
@@ -321,6 +430,7 @@ class DawidSkene(BaseEM):
         self.confusion_prior_ = params.confusion_prior
         self.smoothing_ = _strength(params.confusion_prior)
         self._prior_settled_ = bool(params.prior_settled)
+        self.worker_class_votes_ = params.class_votes
 
     def _fitted_parameters(self):
         return DawidSkeneParameters(
@@ -329,6 +439,7 @@ class DawidSkene(BaseEM):
             self.confusion_prior_,
             np.array(self._prior_settled_),
             *_evidence_rows(*self.confusion_matrices_.shape[:2]),
+            self.worker_class_votes_,
         )
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
@@ -360,6 +471,36 @@ def _evidence_rows(n_workers, K):
     return np.where(workers % step == 0, workers // step, -1), np.array(-(-n_workers // step))
 
 
+def _worker_ids(model):
+    """The worker ids of a fitted model (DataFrame column names or long-format ids), or
+    None."""
+    for name in ("feature_names_in_", "worker_ids_"):
+        if hasattr(model, name):
+            return getattr(model, name)
+    return None
+
+
+def _match_workers(earlier_ids, ids, n_earlier, n_workers):
+    """The row of each worker of this fit in the earlier fit (-1: a new worker): by id, or by
+    position when neither fit has ids."""
+    if earlier_ids is None and ids is None:
+        if n_earlier != n_workers:
+            raise ValueError(
+                f"prior_from was fitted on {n_earlier} workers and X has {n_workers}; without "
+                "worker ids (DataFrame column names or long-format votes) workers are matched "
+                "by position, which needs the same number of workers."
+            )
+        return np.arange(n_workers)
+    if earlier_ids is None or ids is None:
+        has, lacks = ("prior_from", "X") if ids is None else ("X", "prior_from")
+        raise ValueError(
+            f"{has} has worker ids and {lacks} has none (a matrix without column names): "
+            "workers are matched by id, so fit both on DataFrames with worker names as "
+            "columns or on long-format votes, or both on plain matrices (matched by position)."
+        )
+    return pd.Index(earlier_ids).get_indexer(ids)
+
+
 def _strength(confusion_prior):
     """The strength ``s`` of pseudo-counts ``s * (I + shares)`` (each row sums to ``2 s``)."""
     return float(confusion_prior.sum() / (2 * len(confusion_prior)))
@@ -386,6 +527,8 @@ class WeightedDawidSkene(DawidSkene):
     smoothing : "auto" or float, default="auto"
         See :class:`DawidSkene` ("auto": the answers' shares in the prior
         are uniform here, so that the weights stay neutral).
+    prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
+    prior_strength : "auto" or float, default="auto"
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6
@@ -407,6 +550,8 @@ class WeightedDawidSkene(DawidSkene):
     n_iter_ : int
     lower_bound_ : float
     lower_bounds_ : list of float
+    worker_class_votes_ : ndarray of shape (n_workers, n_classes)
+    prior_workers_ : ndarray of shape (n_workers,) of bool
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_workers,)
     worker_ids_ : ndarray of shape (n_workers,)
