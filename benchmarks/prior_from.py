@@ -1,11 +1,12 @@
-"""Priors from an earlier fit: a fresh DawidSkene against ``DawidSkene(prior_from=earlier)``.
+"""Priors from an earlier fit: a fresh fit against ``DawidSkene(prior_from=earlier)``.
 
 Each real crowd with gold (``--data``: folders in the shared layout; default every folder of
 ``../shared/data`` with a ``truth.csv``, cifar10n left out: its worker ids are unreliable) is
 split at random into two halves of its tasks (each worker's votes go with their tasks): the
-first half is "project A", the second "project B". ``DawidSkene`` is fitted on A; on B, a
-fresh ``DawidSkene`` is compared with ``DawidSkene(prior_from=fit on A)`` (workers matched by
-column; ``--strengths``: ``auto`` and/or numbers of pseudo-votes per confusion row), scored
+first half is "project A", the second "project B". The model (``--model``: ``ds``,
+DawidSkene, or ``onecoin``, OneCoinDawidSkene) is fitted on A; on B, a fresh fit is compared
+with ``Model(prior_from=fit on A)`` (workers matched by column; ``--strengths``: ``auto``
+and/or numbers of pseudo-votes per confusion row, or per worker for the one-coin model), scored
 on B's gold tasks (ties of the posterior get fractional credit). B is used whole and
 subsampled to ``--keep`` votes per task (default 2 and 1, drawn at random), where a fresh fit
 knows least about each worker. ``--seeds`` splits per crowd (default 3); the table gives the
@@ -15,6 +16,7 @@ Usage::
 
     python benchmarks/prior_from.py
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
+    python benchmarks/prior_from.py --model onecoin
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
 
@@ -63,8 +65,10 @@ def matrix(crowd, rows, votes):
                          shape=(len(rows), crowd.n_workers))
 
 
-def run_crowd(crowd, seeds, keeps, strengths):
-    from skcrowd.aggregation import DawidSkene
+def run_crowd(crowd, seeds, keeps, strengths, model="ds"):
+    from skcrowd.aggregation import DawidSkene, OneCoinDawidSkene
+
+    Model = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene}[model]
 
     K = crowd.n_classes
     gold = np.full(crowd.n_tasks, -1)
@@ -74,14 +78,14 @@ def run_crowd(crowd, seeds, keeps, strengths):
         rng = np.random.default_rng(seed)
         in_a, (votes_a, votes_b) = halves(crowd, rng)
         tasks_a, tasks_b = np.flatnonzero(in_a), np.flatnonzero(~in_a)
-        earlier = DawidSkene(n_classes=K).fit(matrix(crowd, tasks_a, votes_a))
+        earlier = Model(n_classes=K).fit(matrix(crowd, tasks_a, votes_a))
         scored = gold[tasks_b] >= 0
         for keep in keeps:
             kept = votes_b[keep_per_task(crowd.task[votes_b], keep, rng)]
             X = matrix(crowd, tasks_b, kept)
-            methods = {"fresh": DawidSkene(n_classes=K)}
-            methods.update({f"prior {s}": DawidSkene(n_classes=K, prior_from=earlier,
-                                                     prior_strength=s) for s in strengths})
+            methods = {"fresh": Model(n_classes=K)}
+            methods.update({f"prior {s}": Model(n_classes=K, prior_from=earlier,
+                                                prior_strength=s) for s in strengths})
             for name, model in methods.items():
                 proba = model.fit(X).predict_proba(X)
                 results.setdefault((keep, name), []).append(
@@ -100,6 +104,7 @@ def main(argv=None):
     parser.add_argument("--keep", nargs="*", type=int, default=[2, 1],
                         help="votes kept per task of B, besides all of them")
     parser.add_argument("--strengths", nargs="*", type=parse_strength, default=["auto"])
+    parser.add_argument("--model", choices=["ds", "onecoin"], default="ds")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
@@ -114,7 +119,7 @@ def main(argv=None):
     for folder in folders:
         crowd = read_folder(folder)
         start = time.perf_counter()
-        res = run_crowd(crowd, args.seeds, keeps, args.strengths)
+        res = run_crowd(crowd, args.seeds, keeps, args.strengths, args.model)
         row = ""
         for k in keeps:
             fresh = np.array(res[(k, "fresh")])

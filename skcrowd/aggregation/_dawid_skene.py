@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
+from ._prior_from import PriorFromMixin
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
                       ds_worker_counts, safe_log)
@@ -34,8 +33,9 @@ class DawidSkeneParameters(NamedTuple):
     """The number of rows of that table."""
     class_votes: PerWorker
     """``[j, k]``: the expected number of votes of worker ``j`` on tasks of class ``k`` in the
-    statistics of the M-step (``worker_class_votes_``; the strength of ``prior_strength="auto"``
-    when the model is the ``prior_from`` of another fit)."""
+    statistics of the M-step, plus the pseudo-votes of ``prior_from`` (``worker_class_votes_``;
+    the strength of ``prior_strength="auto"`` when the model is the ``prior_from`` of another
+    fit)."""
 
 
 class DawidSkeneStatistics(NamedTuple):
@@ -53,7 +53,7 @@ class DawidSkeneStatistics(NamedTuple):
     800 MB (the 1e8-vote out-of-core fit's peak memory, issue 25)."""
 
 
-class DawidSkene(BaseEM):
+class DawidSkene(PriorFromMixin, BaseEM):
     """Dawid-Skene aggregation: one confusion matrix per worker, fitted by MAP EM.
 
     Each task has a latent true class ``k`` drawn from the class priors
@@ -162,7 +162,10 @@ class DawidSkene(BaseEM):
     worker_class_votes_ : ndarray of shape (n_workers, n_classes)
         ``[j, k]``: the expected number of votes of worker ``j`` on tasks of
         class ``classes_[k]`` (posteriors of the last E-step before the final
-        M-step); ``prior_strength="auto"`` reads it.
+        M-step), plus the pseudo-votes of ``prior_from`` on that row: the
+        evidence behind confusion row ``k`` besides the population prior,
+        which ``prior_strength="auto"`` reads when this model is the prior of
+        the next project (sequential Bayes over a chain of projects).
     prior_workers_ : ndarray of shape (n_workers,) of bool
         With ``prior_from``: whether each worker got its earlier model as
         prior (matched, with votes in ``prior_from``).
@@ -274,55 +277,17 @@ class DawidSkene(BaseEM):
     _Parameters = DawidSkeneParameters
     _Statistics = DawidSkeneStatistics
 
-    def __sklearn_clone__(self):
-        # the fitted prior_from is data of the model, kept as it is (as FrozenEstimator is):
-        # scikit-learn's clone would give an unfitted copy of it
-        copy = super().__sklearn_clone__()
-        if self.prior_from is not None:
-            copy.prior_from = self.prior_from
-        return copy
+    _prior_from_models = "DawidSkene or WeightedDawidSkene"
 
-    def _fit_source(self, source, warm, priors=None):
-        # the earlier fit's pseudo-counts of each worker (in the source's order of the
-        # workers, as the M-step's statistics), read by _m_step and _parameter_term
-        self._earlier_counts = self._earlier_pseudo_counts(source)
-        try:
-            return super()._fit_source(source, warm, priors)
-        finally:
-            del self._earlier_counts
-
-    def _earlier_pseudo_counts(self, source):
-        """``[j, l, k]``: the pseudo-counts that ``prior_from`` adds to worker ``j``'s
-        confusion row ``k`` (zero for a worker without an earlier model), in the order of the
-        workers of ``source``; None without ``prior_from``. Sets ``prior_workers_``."""
-        self.__dict__.pop("prior_workers_", None)
-        if self.prior_from is None:
-            return None
-        earlier = self.prior_from
-        if getattr(earlier, "_Parameters", None) is not DawidSkeneParameters:
-            raise TypeError(
-                f"prior_from must be a fitted DawidSkene or WeightedDawidSkene (its confusion "
-                f"matrices and vote counts become the prior); got {type(earlier).__name__}."
-            )
-        check_is_fitted(earlier, msg=f"prior_from: this {type(earlier).__name__} is not fitted "
-                                     "yet; fit it on the earlier votes first.")
-        if not np.array_equal(earlier.classes_, self.classes_):
-            raise ValueError(
-                f"prior_from was fitted on the classes {earlier.classes_.tolist()!r}, X has "
-                f"{self.classes_.tolist()!r}; pass n_classes to both fits where a class is "
-                "missing from the votes of one."
-            )
-        rows = _match_workers(_worker_ids(earlier), _worker_ids(self), earlier.n_features_in_,
-                              self.n_features_in_)
-        class_votes = earlier.worker_class_votes_[np.maximum(rows, 0)]  # [j, k]
-        matched = (rows >= 0) & (class_votes.sum(axis=1) > 0)
-        self.prior_workers_ = matched
+    def _earlier_table(self, earlier):
+        """``([j, l, k], votes)``: ``strength * earlier.confusion_matrices_[j, k, l]`` per
+        earlier worker, with ``strength`` its expected votes on class ``k`` ("auto") or
+        ``prior_strength``; and each earlier worker's number of votes."""
+        class_votes = earlier.worker_class_votes_
         strength = (class_votes if self.prior_strength == "auto"
                     else np.full_like(class_votes, float(self.prior_strength)))
-        counts = (strength * matched[:, None])[:, :, None] \
-            * earlier.confusion_matrices_[np.maximum(rows, 0)]  # [j, k, l]
-        counts = np.ascontiguousarray(counts.transpose(0, 2, 1))
-        return counts if source.worker_order is None else counts[source.worker_order]
+        table = strength[:, :, None] * earlier.confusion_matrices_
+        return np.ascontiguousarray(table.transpose(0, 2, 1)), class_votes.sum(axis=1)
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
@@ -389,9 +354,9 @@ class DawidSkene(BaseEM):
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
         evidence_rows = (_evidence_rows(len(worker_counts), K) if params is None
                          else (params.evidence_rows, params.n_evidence_rows))
-        class_votes = worker_counts.sum(axis=1)
         if self._earlier_counts is not None:
             worker_counts += self._earlier_counts
+        class_votes = worker_counts.sum(axis=1)
         confusions_t = ds_log_confusions(worker_counts, confusion_prior)
         priors = class_counts + self._class_pseudo_counts(K)
         return DawidSkeneParameters(confusions_t, safe_log(priors / priors.sum()),
@@ -469,36 +434,6 @@ def _evidence_rows(n_workers, K):
     step = max(1, -(-n_workers * K // _PRIOR_ROWS))
     workers = np.arange(n_workers, dtype=np.int64)
     return np.where(workers % step == 0, workers // step, -1), np.array(-(-n_workers // step))
-
-
-def _worker_ids(model):
-    """The worker ids of a fitted model (DataFrame column names or long-format ids), or
-    None."""
-    for name in ("feature_names_in_", "worker_ids_"):
-        if hasattr(model, name):
-            return getattr(model, name)
-    return None
-
-
-def _match_workers(earlier_ids, ids, n_earlier, n_workers):
-    """The row of each worker of this fit in the earlier fit (-1: a new worker): by id, or by
-    position when neither fit has ids."""
-    if earlier_ids is None and ids is None:
-        if n_earlier != n_workers:
-            raise ValueError(
-                f"prior_from was fitted on {n_earlier} workers and X has {n_workers}; without "
-                "worker ids (DataFrame column names or long-format votes) workers are matched "
-                "by position, which needs the same number of workers."
-            )
-        return np.arange(n_workers)
-    if earlier_ids is None or ids is None:
-        has, lacks = ("prior_from", "X") if ids is None else ("X", "prior_from")
-        raise ValueError(
-            f"{has} has worker ids and {lacks} has none (a matrix without column names): "
-            "workers are matched by id, so fit both on DataFrames with worker names as "
-            "columns or on long-format votes, or both on plain matrices (matched by position)."
-        )
-    return pd.Index(earlier_ids).get_indexer(ids)
 
 
 def _strength(confusion_prior):
