@@ -64,6 +64,9 @@ def test_pseudo_counts_enter_the_m_step_as_stated(earlier, strength):
     np.testing.assert_allclose(ds.confusion_matrices_,
                                _hand_confusions(VOTES_B, TRUTH_B, pseudo))
     np.testing.assert_array_equal(ds.prior_workers_, [True, True, False])
+    # the evidence behind each row, for the next project: 2 votes per class in B, plus the
+    # earlier pseudo-votes (sequential Bayes over a chain of projects)
+    np.testing.assert_allclose(ds.worker_class_votes_, [[2 + weight] * 2] * 2 + [[2, 2]])
     # the new worker is modelled as by a fresh fit
     fresh = DawidSkene(smoothing=1.0).fit(_frame(VOTES_B, ["c", "a", "d"]), TRUTH_B)
     np.testing.assert_allclose(ds.confusion_matrices_[2], fresh.confusion_matrices_[2])
