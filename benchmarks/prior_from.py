@@ -4,9 +4,10 @@ Each real crowd with gold (``--data``: folders in the shared layout; default eve
 ``../shared/data`` with a ``truth.csv``, cifar10n left out: its worker ids are unreliable) is
 split at random into two halves of its tasks (each worker's votes go with their tasks): the
 first half is "project A", the second "project B". The model (``--model``: ``ds``,
-DawidSkene, or ``onecoin``, OneCoinDawidSkene) is fitted on A; on B, a fresh fit is compared
-with ``Model(prior_from=fit on A)`` (workers matched by column; ``--strengths``: ``auto``
-and/or numbers of pseudo-votes per confusion row, or per worker for the one-coin model), scored
+DawidSkene, ``onecoin``, OneCoinDawidSkene, or ``mace``, MACE) is fitted on A; on B, a fresh
+fit is compared with ``Model(prior_from=fit on A)`` (workers matched by column;
+``--strengths``: ``auto`` and/or numbers of pseudo-votes per confusion row, or per worker for
+the one-coin model and MACE), scored
 on B's gold tasks (ties of the posterior get fractional credit). B is used whole and
 subsampled to ``--keep`` votes per task (default 2 and 1, drawn at random), where a fresh fit
 knows least about each worker. ``--seeds`` splits per crowd (default 3); the table gives the
@@ -66,9 +67,9 @@ def matrix(crowd, rows, votes):
 
 
 def run_crowd(crowd, seeds, keeps, strengths, model="ds"):
-    from skcrowd.aggregation import DawidSkene, OneCoinDawidSkene
+    from skcrowd.aggregation import MACE, DawidSkene, OneCoinDawidSkene
 
-    Model = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene}[model]
+    Model = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE}[model]
 
     K = crowd.n_classes
     gold = np.full(crowd.n_tasks, -1)
@@ -104,7 +105,7 @@ def main(argv=None):
     parser.add_argument("--keep", nargs="*", type=int, default=[2, 1],
                         help="votes kept per task of B, besides all of them")
     parser.add_argument("--strengths", nargs="*", type=parse_strength, default=["auto"])
-    parser.add_argument("--model", choices=["ds", "onecoin"], default="ds")
+    parser.add_argument("--model", choices=["ds", "onecoin", "mace"], default="ds")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
