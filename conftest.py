@@ -1,10 +1,17 @@
 """pytest configuration shared by all tests: the slow marker, the shared data folder and a small
 simulated votes matrix."""
 
+import os
 from pathlib import Path
 
-import numpy as np
-import pytest
+# No background compile of the numba kernels (skcrowd.aggregation.kernels._compile) in the tests:
+# ENGINE="auto" gives numba from its threshold, compiling at the first call, whatever numba's
+# cache holds (tests/aggregation/kernels/test_compile.py turns it on where it tests it). Set
+# before skcrowd is imported, and inherited by the tests' subprocesses.
+os.environ.setdefault("SKCROWD_BACKGROUND_COMPILE", "0")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parent.parent / "shared" / "data"
 

@@ -113,6 +113,11 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+# numba's times are measured here: ENGINE="auto" compiles at a fit's first call (and a warm cache
+# is loaded), instead of running numpy while a background process compiles the kernels
+# (skcrowd.aggregation.kernels._compile; benchmarks/first_fit.py measures that path). Inherited
+# by the child processes.
+os.environ.setdefault("SKCROWD_BACKGROUND_COMPILE", "0")
 N_CLASSES = 10
 VOTES_PER_TASK = 5
 # model key -> skcrowd class name, crowd-kit class name and its iteration parameters

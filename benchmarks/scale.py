@@ -46,6 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
+# numba's times are measured here: ENGINE="auto" compiles at a fit's first call (and a warm cache
+# is loaded), instead of running numpy while a background process compiles the kernels
+# (skcrowd.aggregation.kernels._compile; benchmarks/first_fit.py measures that path). Inherited
+# by the child processes.
+os.environ.setdefault("SKCROWD_BACKGROUND_COMPILE", "0")
 DATA_DIR = Path(os.environ.get("SKCROWD_SCALE_DIR",
                                Path(tempfile.gettempdir()) / "skcrowd-scale"))
 N_CLASSES = 10

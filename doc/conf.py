@@ -91,6 +91,7 @@ def _write_estimators_by_kind(app):
 
     titles = {"aggregator": "Aggregators", "rating": "Aggregators of continuous ratings",
               "multilabel": "Aggregators of multi-label votes", "feature_model": "Feature models"}
+    titles["pairwise"] = "Models of pairwise comparisons"
     lines = []
     for kind, takes in KINDS.items():
         lines += [f"**{titles[kind]}** (``type_filter=\"{kind}\"``: {takes}):", ""]

@@ -84,6 +84,11 @@ _LAZY = {
     "BinaryRelevance": "multilabel",
     "MultiLabelDawidSkene": "multilabel",
     "multilabel_votes_from_long": "multilabel",
+    # pairwise comparisons
+    "BradleyTerry": "pairwise",
+    "NoisyBradleyTerry": "pairwise",
+    "CrowdBT": "pairwise",
+    "select_next_pairs": "pairwise",
 }
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate``, ``report`` and ``fetch``.
+"""The ``python -m skcrowd`` command line: ``demo``, ``aggregate``, ``report``, ``fetch`` and
+``pairwise``.
 
 ``demo`` simulates a crowd on scikit-learn's digits and compares every
 method of :data:`DEMO_METHODS` (a list of rows, extended as methods are
@@ -6,7 +7,8 @@ added), or the methods named with ``--method``. ``aggregate`` turns a
 long-format votes CSV into one label per task. ``report`` writes the worker
 and task quality reports of a votes CSV and prints the agreement between
 workers. ``fetch`` writes public crowds into folders of skcrowd's dataset
-layout. The commands that fit a model take any aggregator that
+layout. ``pairwise`` turns a CSV of pairwise comparisons into a score per
+item. The commands that fit an aggregator take any aggregator that
 :func:`~skcrowd.utils.discovery.all_estimators` finds, by class name, or an
 alias of :data:`METHOD_ALIASES`.
 """
@@ -525,11 +527,6 @@ def fetch(args, out):
     return 0
 
 
-# ---------------------------------------------------------------------------
-# main
-# ---------------------------------------------------------------------------
-
-
 def _add_method_arguments(parser, what):
     """``--method``, ``--param`` and ``--duplicates`` of a command that fits an aggregator."""
     parser.add_argument(
@@ -547,6 +544,81 @@ def _add_method_arguments(parser, what):
         help="a worker's repeated votes on a task: an error, or keep the first or the last "
         "row in file order (default raise)",
     )
+
+
+# ---------------------------------------------------------------------------
+# pairwise
+# ---------------------------------------------------------------------------
+
+#: --method of ``pairwise``: the pairwise model of each name.
+PAIRWISE_MODELS = {"bt": "BradleyTerry", "nbt": "NoisyBradleyTerry", "crowdbt": "CrowdBT"}
+
+
+def pairwise(args, out):
+    """Scores with intervals of the items of a comparisons CSV (and the pairs to compare next)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(sys.stdin if args.comparisons == "-" else args.comparisons,
+                            dtype=str, keep_default_na=False, sep=args.delimiter)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise CommandError(f"cannot read {args.comparisons}: {exc}") from exc
+    frame.columns = frame.columns.str.strip()
+    params = dict(args.param)
+    if args.tie_label is not None:
+        params["tie_label"] = args.tie_label
+    try:
+        model = _skcrowd_estimator(PAIRWISE_MODELS[args.method], **params)().fit(frame)
+    except (TypeError, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    tables = [(model.score_intervals(alpha=1 - args.confidence_level), args.output, "item")]
+    if args.next_pairs:
+        tables.append((model.next_pairs(args.n_next).set_index("left"), args.next_pairs, "left"))
+    for table, path, index_label in tables:
+        try:
+            table.to_csv(out if path == "-" else path, index_label=index_label,
+                         float_format="%.6g", lineterminator="\n")
+        except OSError as exc:
+            raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return 0
+
+
+def _add_pairwise_parser(sub):
+    p_pair = sub.add_parser(
+        "pairwise",
+        help="score the items of a CSV of pairwise comparisons, with intervals",
+        description=(
+            "Read pairwise comparisons (one row per comparison: worker (optional), left, right, "
+            "label = the preferred item), fit a pairwise model and write a CSV with columns "
+            "item,score,lower,upper (log-scores, higher = preferred, with Laplace intervals), "
+            "best item first. Ids are read as strings."
+        ),
+        epilog="example: python -m skcrowd pairwise comparisons.csv --method crowdbt -o "
+               "scores.csv --next-pairs next.csv",
+    )
+    p_pair.add_argument("comparisons", metavar="COMPARISONS.csv",
+                        help="comparisons CSV with a header row ('-': stdin)")
+    p_pair.add_argument(
+        "--method", choices=sorted(PAIRWISE_MODELS), default="bt",
+        help="bt: Bradley-Terry, nbt: noisy Bradley-Terry, crowdbt: Crowd-BT (default bt)")
+    p_pair.add_argument("-o", "--output", default="-", help="output CSV (default: stdout)")
+    p_pair.add_argument("--delimiter", default=",", help="field delimiter (default ',')")
+    p_pair.add_argument("--tie-label", help="label of a tie (bt only; default: no ties)")
+    p_pair.add_argument("--confidence-level", type=float, default=0.95,
+                        help="level of the intervals (default 0.95)")
+    p_pair.add_argument("--next-pairs", metavar="NEXT.csv",
+                        help="also write the pairs to compare next (left,right,gain)")
+    p_pair.add_argument("--n-next", type=int, default=10,
+                        help="number of pairs in --next-pairs (default 10)")
+    p_pair.add_argument(
+        "--param", type=_parse_param, action="append", default=[], metavar="NAME=VALUE",
+        help="any parameter of the model (repeatable), e.g. --param prior_strength=0.5")
+    p_pair.set_defaults(handler=pairwise)
+
+
+# ---------------------------------------------------------------------------
+# main
+# ---------------------------------------------------------------------------
 
 
 def build_parser():
@@ -677,6 +749,7 @@ def build_parser():
     )
     p_fetch.add_argument("--list", action="store_true", help="list the crowds and their counts")
     p_fetch.set_defaults(handler=fetch)
+    _add_pairwise_parser(sub)
     return parser
 
 

@@ -161,6 +161,15 @@ def _validate_multilabel(X, missing_label, n_workers=None, n_labels=None):
 class _MultiLabelAggregator(BaseEstimator):
     """What the multi-label aggregators share: reading the votes, the fitted sizes, fit_predict."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the votes are a 3-D array (n_tasks, n_workers, n_labels) of bits, or a list of
+        # n_labels votes matrices; no target
+        tags.input_tags.two_d_array = False
+        tags.input_tags.three_d_array = True
+        tags.target_tags.required = False
+        return tags
+
     def _read(self, X, reset):
         """The observed bits of ``X``; ``reset`` records the sizes and label names, else checks
         them."""

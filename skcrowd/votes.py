@@ -132,7 +132,12 @@ class Votes:
 
 
 def _is_nan_marker(missing_label) -> bool:
-    return isinstance(missing_label, numbers.Real) and np.isnan(missing_label)
+    return isinstance(missing_label, numbers.Real) and bool(np.isnan(missing_label))
+
+
+def _nan_marks_missing(missing_label) -> bool:
+    """Whether NaN (and None) in a votes matrix are missing votes under ``missing_label``."""
+    return missing_label is None or _is_nan_marker(missing_label)
 
 
 def _validate_missing_label(missing_label):
@@ -209,7 +214,7 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
     if arr.dtype.kind == "O":
         # pd.NA / None / NaN handling for object arrays.
         is_none, is_nan = _none_and_nan(arr)
-        if missing_label is None or _is_nan_marker(missing_label):
+        if _nan_marks_missing(missing_label):
             missing = is_none | is_nan
         else:
             if (is_none & visible).any():
@@ -227,7 +232,7 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
                 lambda v: _equal_marker(v, missing_label), 1, 1)(arr).astype(bool)
     elif arr.dtype.kind == "f":
         nan = np.isnan(arr)
-        if _is_nan_marker(missing_label) or missing_label is None:
+        if _nan_marks_missing(missing_label):
             missing = nan
         else:
             if (nan & visible).any():
@@ -237,8 +242,7 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
                 )
             missing = arr == missing_label
     elif arr.dtype.kind in "iub":
-        no_marker = missing_label is None or _is_nan_marker(missing_label) \
-            or isinstance(missing_label, str)
+        no_marker = _nan_marks_missing(missing_label) or isinstance(missing_label, str)
         if no_marker or (arr.dtype.kind == "b") != isinstance(missing_label, (bool, np.bool_)):
             missing = np.zeros(arr.shape, dtype=bool)  # True is not the marker 1, nor 1 True
         else:
@@ -249,6 +253,9 @@ def _dense_to_triplets(arr, missing_label, name, hidden=None):
         else:
             _check_no_marker_text(arr, missing_label, name)
             missing = np.zeros(arr.shape, dtype=bool)
+    elif arr.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}; labels "
+                         "must be integers or strings.")
     else:
         raise TypeError(f"{name} has unsupported dtype {arr.dtype}; expected labels.")
     if arr.ndim == 1:
@@ -279,8 +286,7 @@ def _check_no_marker_text(arr, missing_label, name):
     """
     if arr.dtype.kind != "U":
         return
-    nan_like = missing_label is None or _is_nan_marker(missing_label)
-    texts = ["nan", "None"] if nan_like else [str(missing_label)]
+    texts = ["nan", "None"] if _nan_marks_missing(missing_label) else [str(missing_label)]
     found = np.isin(arr, texts)
     if found.any():
         raise ValueError(
@@ -337,8 +343,7 @@ def _normalize_values(values, rows, cols, name):
             values).astype(bool)
         if is_complex.any():
             i = np.argmax(is_complex)
-            raise TypeError(f"{name} has complex label {_fmt(values[i])} at "
-                            f"{_position(rows[i], cols[i])}; labels must be integers or strings.")
+            raise _complex_label(name, values[i], rows[i], cols[i])
         other = ~(is_str | is_num | is_bool)
         if other.any():
             i = np.argmax(other)
@@ -364,7 +369,8 @@ def _normalize_values(values, rows, cols, name):
             i = np.argmax(frac)
             raise ValueError(
                 f"{name} has non-integer float label {_fmt(values[i])} at "
-                f"{_position(rows[i], cols[i])}; labels must be integers or strings."
+                f"{_position(rows[i], cols[i])}; labels must be integers or strings, not "
+                "continuous values."
             )
         huge = (values >= 2.0**63) | (values < -(2.0**63))
         if huge.any():
@@ -375,9 +381,15 @@ def _normalize_values(values, rows, cols, name):
             )
         return values.astype(np.int64)
     if values.dtype.kind == "c":
-        raise TypeError(f"{name} has complex label {_fmt(values[0])} at "
-                        f"{_position(rows[0], cols[0])}; labels must be integers or strings.")
+        raise _complex_label(name, values[0], rows[0], cols[0])
     return values
+
+
+def _complex_label(name, value, row, col):
+    """The error of a complex label ``value`` at ``row``, ``col`` of ``name`` (scikit-learn's
+    wording, then where it is)."""
+    return ValueError(f"Complex data not supported: {name} has complex label {_fmt(value)} at "
+                      f"{_position(row, col)}; labels must be integers or strings.")
 
 
 def _encode(values, rows, cols, classes, n_classes, name):

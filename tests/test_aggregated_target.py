@@ -171,18 +171,9 @@ def test_soft_targets_reject_other_losses():
 
 # the classifier checks that fail on every feature model are listed, with their reasons, in
 # skcrowd.utils.estimator_checks, whose parametrize_with_checks adds the failed-fit check
-EXPECTED_FAILURES = {
-    "check_complex_data": (
-        "X is the wrapped estimator's to validate; the check's complex votes y are rejected "
-        "first, by check_votes, with a TypeError"
-    ),
-}
-
-
 @parametrize_with_checks(
     [AggregatedTargetClassifier(LogisticRegression()),
      AggregatedTargetClassifier(LogisticRegression(), aggregator=MajorityVote())],
-    expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -305,18 +305,9 @@ def test_a_dummy_classifier_gives_dawid_skene_without_class_priors():
 
 # the classifier checks that fail on every feature model are listed, with their reasons, in
 # skcrowd.utils.estimator_checks, whose parametrize_with_checks adds the failed-fit check
-EXPECTED_FAILURES = {
-    "check_complex_data": (
-        "X is the wrapped estimator's to validate; the check's complex votes y are rejected "
-        "first, by check_votes, with a TypeError"
-    ),
-}
-
-
 @parametrize_with_checks(
     [ConsensusClassifier(random_state=0),
      ConsensusClassifier(LogisticRegression(), n_rounds=1, random_state=0)],
-    expected_failed_checks=lambda est: EXPECTED_FAILURES,
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

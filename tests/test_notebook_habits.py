@@ -47,7 +47,8 @@ def _cases(models, *checks):
     EXPECTED_EXCLUSIONS marked as expected ValueErrors."""
     cases = [(model, *args) for model in models for args in ([(c,) for c in checks] or [()])]
     return [pytest.param(*case, marks=pytest.mark.xfail(
-                raises=ValueError, reason=EXPECTED_EXCLUSIONS[type(case[0]).__name__]))
+                raises=ValueError, strict=True,
+                reason=EXPECTED_EXCLUSIONS[type(case[0]).__name__]))
             if type(case[0]).__name__ in EXPECTED_EXCLUSIONS else
             (case if checks else case[0]) for case in cases]
 

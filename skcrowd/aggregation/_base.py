@@ -20,7 +20,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
-from ..votes import _as_array, check_not_long_format, check_votes
+from ..votes import _as_array, _nan_marks_missing, check_not_long_format, check_votes
 from .kernels import row_argmax
 
 
@@ -46,11 +46,11 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Votes are categorical labels, possibly NaN-marked, given as dense,
-        # sparse or string arrays; no target.
+        # Votes are categorical labels given as dense, sparse or string arrays; no target.
+        # Negative labels are valid (positive_only stays False), and NaN is a vote's
+        # marker only where missing_label is NaN or None: the default -1 refuses NaN.
         tags.input_tags.categorical = True
-        tags.input_tags.allow_nan = True
-        tags.input_tags.positive_only = True
+        tags.input_tags.allow_nan = _nan_marks_missing(self.missing_label)
         tags.input_tags.sparse = True
         tags.input_tags.string = True
         tags.target_tags.required = False

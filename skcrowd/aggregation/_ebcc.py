@@ -272,6 +272,10 @@ class EBCC(BaseEM):
     _Parameters = EBCCParameters
     _Statistics = EBCCStatistics
     _supports_task_priors = True
+    # numba's cache cold at 1e6 votes (K=4, 10000 workers; 5 starts of K M = 40 states, load
+    # 12-15): compiling then fitting on numba took 37 s of CPU (29 s once compiled), the numpy
+    # fit 65 s (benchmarks/first_fit.py's crowd, one fresh process each)
+    _numpy_while_cold = False
 
     def _confusion_prior_t(self, K):
         """``beta[l, k * M + m]``: the Dirichlet prior of every ``v[j, k, m]``, as a column."""

@@ -157,6 +157,9 @@ class BaseEM(BaseAggregator):
     _Parameters: type  # the model's parameter NamedTuple, fields annotated with their axes
     _Statistics: type  # the model's statistic NamedTuple, fields annotated with their axes
     _supports_task_priors = False  # True once the model's E-step takes log_task_priors
+    # ENGINE="auto" from AUTO_NUMBA_MIN_VOTES votes while numba's cache is cold: run numpy
+    # (True) or compile at the first call (False: where numpy's fit costs more than compiling)
+    _numpy_while_cold = True
 
     def __init__(self, n_classes, *, init, max_iter, tol, n_init, random_state, warm_start,
                  verbose, missing_label, backend):
@@ -349,7 +352,8 @@ class BaseEM(BaseAggregator):
             source, owned = self._votes_source(X, reset=not warm)
             try:
                 source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
-                with fit_engine(source.n_votes):  # ENGINE="auto": one engine for the whole fit
+                # ENGINE="auto": one engine for the whole fit
+                with fit_engine(source.n_votes, numpy_while_cold=self._numpy_while_cold):
                     labels = self._fit_source(source, warm, priors)
                 return self._task_output(source, labels, X)
             finally:

@@ -10,7 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Integral, Interval, Real, StrOptions
 
 from ._weighted_vote import BaseWeightedVote, fill_unassessed
-from .kernels import SOFTMAX, msr_step, weighted_vote_proba, worker_agreement
+from .kernels import SOFTMAX, msr_rows, msr_step, weighted_vote_proba, worker_agreement
 
 _MAX_SIGN_ROUNDS = 100
 
@@ -180,10 +180,11 @@ class MMSR(BaseWeightedVote):
         random_state = check_random_state(self.random_state)
         u, v = random_state.uniform(size=W), random_state.uniform(size=W)
         loss, converged = np.inf, False
+        rows = msr_rows(indptr)
         for n_iter in range(1, self.max_iter + 1):
             u_prev, v_prev = u, v
-            v = np.maximum(msr_step(indptr, neighbour, X, u, v, trimmed), floor)
-            u = np.maximum(msr_step(indptr, neighbour, X, v, u, trimmed), floor)
+            v = np.maximum(msr_step(indptr, neighbour, X, u, v, trimmed, rows=rows), floor)
+            u = np.maximum(msr_step(indptr, neighbour, X, v, u, trimmed, rows=rows), floor)
             scale = np.sqrt(np.linalg.norm(u) / np.linalg.norm(v))
             u, v = u / scale, v * scale
             # |u v^T - u' v'^T|_F^2 without forming the matrices

@@ -114,7 +114,9 @@ class SequenceCrowdLayerClassifier(CrowdLayerClassifier):
 
     def _input_tags(self, tags):
         tags = super()._input_tags(tags)
-        tags.sparse = False  # sequences are 3-D
+        # sequences are 3-D: X (n_sequences, seq_len, ...), votes (n_sequences, seq_len, n_workers)
+        tags.sparse = tags.two_d_array = False
+        tags.three_d_array = True
         return tags
 
     def _validate_X(self, X, *, reset):

@@ -18,6 +18,7 @@ KINDS = {
     "rating": "continuous ratings as X, one value per task (a regressor)",
     "multilabel": "multi-label votes as X, a set of labels per task",
     "feature_model": "features X and the votes matrix as y",
+    "pairwise": "pairwise comparisons as X (rows worker, left, right, label), a score per item",
 }
 
 # Public modules that import torch (extra ``deep``): only walked when feature models are asked
@@ -31,9 +32,11 @@ def _kind_bases():
     from ..aggregation._continuous import _BaseRatingAggregator
     from ..base import FeatureModelMixin
     from ..multilabel import _MultiLabelAggregator
+    from ..pairwise import _PairwiseModel
 
     return {"aggregator": BaseAggregator, "rating": _BaseRatingAggregator,
-            "multilabel": _MultiLabelAggregator, "feature_model": FeatureModelMixin}
+            "multilabel": _MultiLabelAggregator, "feature_model": FeatureModelMixin,
+            "pairwise": _PairwiseModel}
 
 
 def _kind(cls, bases):
@@ -83,7 +86,7 @@ def all_estimators(type_filter=None):
 
     Parameters
     ----------
-    type_filter : {"aggregator", "rating", "multilabel", "feature_model"} \
+    type_filter : {"aggregator", "rating", "multilabel", "feature_model", "pairwise"} \
             or list of such str, default=None
         Which kind of estimators to return; None returns every estimator. Each of skcrowd's
         estimators has exactly one kind (tested):
@@ -99,7 +102,10 @@ def all_estimators(type_filter=None):
         - ``"feature_model"``: features ``X`` and the votes matrix as ``y`` (subclasses of
           :class:`~skcrowd.base.FeatureModelMixin`: the nets of :mod:`skcrowd.neural`,
           :class:`~skcrowd.selftraining.SelfCrowdClassifier`,
-          :class:`~skcrowd.pruning.WAUMPruner`, ...).
+          :class:`~skcrowd.pruning.WAUMPruner`, ...);
+        - ``"pairwise"``: pairwise comparisons as ``X`` (a DataFrame of rows ``worker, left,
+          right, label``), a score per item out (:class:`~skcrowd.pairwise.BradleyTerry`,
+          ...).
 
         A list returns the estimators of any of its kinds.
 
@@ -129,6 +135,8 @@ def all_estimators(type_filter=None):
     ['AggregatorSelector', 'BayesianDawidSkene', 'DawidSkene', 'EBCC']
     >>> [name for name, _ in all_estimators(type_filter="rating")]
     ['BiasPrecisionEM', 'CATD', 'MeanRating', 'MedianRating']
+    >>> [name for name, _ in all_estimators(type_filter="pairwise")]
+    ['BradleyTerry', 'CrowdBT', 'NoisyBradleyTerry']
     >>> [name for name, _ in all_estimators(type_filter=["multilabel", "aggregator"])][:4]
     ['AggregatorSelector', 'BayesianDawidSkene', 'BinaryRelevance', 'DawidSkene']
     """

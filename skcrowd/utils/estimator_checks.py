@@ -20,12 +20,25 @@ about a second for a net):
 - :func:`check_worker_permutation_invariance` (aggregators): permuting the workers (columns)
   leaves ``predict_proba`` unchanged;
 - :func:`check_worker_without_votes` (aggregators): a worker (column) without any vote
-  changes no soft label.
+  changes no soft label;
+- :func:`check_comparison_order_invariance` (pairwise models): permuting the comparisons (rows)
+  leaves the scores unchanged;
+- :func:`check_item_relabelling_invariance` (pairwise models): renaming the items (other ids,
+  of another type, sorting in another order) leaves each item's score unchanged;
+- :func:`check_side_swap` (pairwise models): swapping ``left`` and ``right`` of every
+  comparison leaves the scores unchanged and turns ``predict_proba`` into one minus it.
+
+scikit-learn's checks feed numeric arrays, which are not comparisons (a DataFrame of rows
+``worker, left, right, label``): the pairwise models say so in their tags
+(``input_tags.two_d_array=False``), so that scikit-learn runs only its checks that need no
+data on them, and the contracts of the others (pickle, idempotent fit, order of the rows, bad
+input) are tested on comparisons in ``tests/test_pairwise.py`` and by the domain checks above.
 """
 
 import warnings
 from functools import partial
 from inspect import isfunction
+from itertools import chain
 
 import numpy as np
 from sklearn import config_context
@@ -33,73 +46,46 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
+    "check_comparison_order_invariance",
     "check_fit_error_leaves_estimator",
+    "check_item_relabelling_invariance",
+    "check_side_swap",
     "check_worker_permutation_invariance",
     "check_worker_without_votes",
     "common_expected_failures",
     "parametrize_with_checks",
 ]
 
-_NEGATIVE_LABELS = (
-    "-1 marks a missing vote (missing_label=-1) and other negative integers are valid labels, so "
-    "negative values in X are not an error"
-)
 _NOT_A_CLASSIFIER = (
-    "the check reads classifier_tags of anything with predict_proba; aggregators are not "
-    "classifiers (no y). Sparse votes are tested in tests/aggregation/test_aggregators.py"
+    "the check reads classifier_tags of anything with predict_proba (an AttributeError, which it "
+    "reports as an AssertionError); aggregators are not classifiers (no y). Sparse votes are "
+    "tested in tests/aggregation/test_aggregators.py"
 )
 _Y_IGNORED = (
     "fit ignores y: an aggregator learns from the ratings X alone (y, the gold ratings, is for "
     "score), so a y of the wrong length or with NaN/inf is not an error"
 )
-_TWO_D = ("the check feeds a 2-D array of continuous values; multi-label votes are a 3-D array "
-          "of 0/1 bits, and fit raises a ValueError naming the shape")
 
-#: scikit-learn's checks that fail on every estimator of a kind, with their reasons.
+#: scikit-learn's checks that fail on every estimator of a kind, each with the exception it
+#: fails by and why.
 _COMMON_EXPECTED_FAILURES = {
-    "aggregator": {
-        "check_fit_non_negative": _NEGATIVE_LABELS,
-        "check_positive_only_tag_during_fit": _NEGATIVE_LABELS,
-        "check_estimators_pickle": (
-            "with allow_nan the check puts NaN in X, which the default missing_label=-1 rejects "
-            "by design; pickling is tested in "
-            "tests/aggregation/test_aggregators.py::test_pickle_round_trip"
-        ),
-        "check_estimator_sparse_array": _NOT_A_CLASSIFIER,
-        "check_estimator_sparse_matrix": _NOT_A_CLASSIFIER,
-    },
+    "aggregator": dict.fromkeys(
+        ["check_estimator_sparse_array", "check_estimator_sparse_matrix"],
+        (AssertionError, _NOT_A_CLASSIFIER)),
     "rating": dict.fromkeys(
         ["check_regressors_train", "check_supervised_y_2d", "check_supervised_y_no_nan"],
-        _Y_IGNORED),
-    # the same contracts on multi-label votes are tested in tests/test_multilabel.py (clone,
-    # pickle, idempotent fit, order invariance, n_features_in_, bad input)
-    "multilabel": dict.fromkeys([
-        "check_complex_data", "check_dict_unchanged", "check_dont_overwrite_parameters",
-        "check_dtype_object", "check_estimator_sparse_array", "check_estimator_sparse_matrix",
-        "check_estimator_sparse_tag", "check_estimators_dtypes",
-        "check_estimators_empty_data_messages", "check_estimators_fit_returns_self",
-        "check_estimators_nan_inf", "check_estimators_overwrite_params",
-        "check_estimators_pickle", "check_f_contiguous_array_estimator", "check_fit2d_1feature",
-        "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
-        "check_fit_idempotent", "check_fit_score_takes_y",
-        "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-        "check_n_features_in", "check_n_features_in_after_fitting",
-        "check_pipeline_consistency", "check_positive_only_tag_during_fit",
-        "check_readonly_memmap_input"], _TWO_D),
+        (AssertionError, _Y_IGNORED)),
     # scikit-learn's classifier checks, on the feature models that are classifiers
     "feature_model": {
-        "check_classifiers_classes": (
+        "check_classifiers_classes": ((AssertionError, ValueError), (
             "-1 marks a missing vote (missing_label=-1): the check's labels {-1, 1} lose their "
-            "-1 votes, leaving one class"
-        ),
-        "check_classifier_multioutput": (
+            "-1 votes, leaving one class (classes_ is [1], an AssertionError of the check, or "
+            "a wrapped classifier refuses one class with a ValueError)"
+        )),
+        "check_classifier_multioutput": (AssertionError, (
             "a 2-D y is a votes matrix (one target seen by several workers, a column per "
             "worker), not multi-output targets: predict gives one label per task"
-        ),
-        "check_classifiers_regression_target": (
-            "check_votes rejects a continuous y with its own message naming the first "
-            "non-integer vote and its position, not scikit-learn's 'Unknown label type' wording"
-        ),
+        )),
     },
 }
 
@@ -108,34 +94,37 @@ _RANDOM_START = (
     "trimmed means stop at a fixed point that depends on the start: another order of the "
     "workers, or one more worker, draws other starts"
 )
-#: The domain checks that fail on one of skcrowd's estimators (and its subclasses), with why.
+#: The domain checks that fail on one of skcrowd's estimators (and its subclasses), each with
+#: the exception it fails by and why.
 _DOMAIN_EXPECTED_FAILURES = {
-    "SequenceCrowdLayerClassifier": {
-        "check_fit_error_leaves_estimator": (
-            "SequenceCrowdLayerClassifier takes sequences, X of shape (n_sequences, seq_len, "
-            "...) and votes of shape (n_sequences, seq_len, n_workers): the check's feature "
-            "matrix and votes matrix are not valid input, so its valid fit raises"
-        ),
-    },
     "AggregatorSelector": {
-        "check_worker_permutation_invariance": (
+        "check_worker_permutation_invariance": (AssertionError, (
             "the held-out votes are drawn by random_state in the order of the votes (task by "
             "task, worker by worker): permuting the workers holds out other votes, which can "
             "change the scores and the candidate chosen"
-        ),
+        )),
     },
     "KOS": {
-        "check_worker_permutation_invariance": (
+        "check_worker_permutation_invariance": (AssertionError, (
             "the messages start at N(1, 1) draws of random_state, one per vote in the order of "
             "the votes, and stop when they move by less than tol=1e-6: another order of the "
             "workers gives other starts and soft labels that agree to about 1e-7, not 1e-8"
-        ),
+        )),
     },
-    "MMSR": {
-        "check_worker_permutation_invariance": _RANDOM_START,
-        "check_worker_without_votes": _RANDOM_START,
-    },
+    # MMSR passes check_worker_permutation_invariance: on the check's crowd its trimmed
+    # means reach the same fixed point from the permuted starts, to 3.8e-9 (the check allows
+    # 1e-8); it was the expected failure that passed on every run
+    "MMSR": {"check_worker_without_votes": (AssertionError, _RANDOM_START)},
 }
+
+#: scikit-learn's checks that need no data, run on the estimators whose input is not a 2-D
+#: array (multi-label votes, sequences): scikit-learn yields no other check for them.
+_DATA_FREE_CHECKS = (
+    "check_estimator_tags_renamed", "check_valid_tag_types", "check_estimator_repr",
+    "check_no_attributes_set_in_init", "check_do_not_raise_errors_in_init_or_set_params",
+    "check_mixin_order", "check_parameters_default_constructible",
+    "check_get_params_invariance", "check_set_params",
+)
 
 
 def _kind(estimator):
@@ -152,16 +141,21 @@ def _domain_checks(kind):
     if kind == "aggregator":
         yield check_worker_permutation_invariance
         yield check_worker_without_votes
+    if kind == "pairwise":
+        yield check_comparison_order_invariance
+        yield check_item_relabelling_invariance
+        yield check_side_swap
 
 
 def common_expected_failures(estimator):
-    """The checks that skcrowd expects to fail on ``estimator``, with their reasons.
+    """The checks that skcrowd expects to fail on ``estimator``, each with how and why.
 
     These are scikit-learn's checks that fail on every estimator of the kind of ``estimator``
-    by design (an aggregator takes the votes as ``X`` and no ``y``, -1 marks a missing vote,
-    ...) and the domain checks of this module that fail on one of skcrowd's models (or a
-    subclass) by design, each with why. :func:`parametrize_with_checks` marks them as
-    expected failures.
+    by design (an aggregator is not a classifier, a rating aggregator ignores ``y``, a feature
+    model's 2-D ``y`` is a votes matrix, ...) and the domain checks of this module that fail on
+    one of skcrowd's models (or a subclass) by design. :func:`parametrize_with_checks` marks
+    them as strict expected failures: a check that passes, or fails by another exception,
+    fails the test.
 
     Parameters
     ----------
@@ -170,24 +164,52 @@ def common_expected_failures(estimator):
 
     Returns
     -------
-    failures : dict of str to str
-        Name of each check expected to fail -> why it fails.
+    failures : dict of str to tuple
+        Name of each check expected to fail -> ``(exception type, reason)``: the exception
+        the check raises (``AssertionError`` where the check's own assertion fails) and why.
 
     Examples
     --------
     >>> from skcrowd.aggregation import MMSR
     >>> from skcrowd.utils.estimator_checks import common_expected_failures
-    >>> failures = common_expected_failures(MMSR())
-    >>> print(failures["check_fit_non_negative"][:23])
-    -1 marks a missing vote
-    >>> "check_worker_without_votes" in failures
-    True
+    >>> raises, reason = common_expected_failures(MMSR())["check_worker_without_votes"]
+    >>> raises.__name__, reason[:34]
+    ('AssertionError', 'M-MSR starts from one uniform draw')
     """
     failures = dict(_COMMON_EXPECTED_FAILURES.get(_kind(estimator), {}))
     for cls in reversed(type(estimator).__mro__):  # a subclass's reason wins
         if cls.__module__.startswith("skcrowd."):
             failures.update(_DOMAIN_EXPECTED_FAILURES.get(cls.__name__, {}))
     return failures
+
+
+def _xfail(failure):
+    """The strict ``pytest.mark.xfail`` of an expected failure: ``(exception type, reason)``,
+    or a reason alone (any exception)."""
+    import pytest
+
+    raises, reason = failure if isinstance(failure, tuple) else (None, failure)
+    return pytest.mark.xfail(raises=raises, reason=reason, strict=True)
+
+
+def _sklearn_checks(estimator, legacy):
+    """scikit-learn's checks of ``estimator``, as ``(estimator, check)`` pairs.
+
+    An estimator whose input is not a 2-D array (``input_tags.two_d_array=False``: multi-label
+    votes, sequences) gets, besides the cloning check that scikit-learn yields for it, the
+    checks that need no data (:data:`_DATA_FREE_CHECKS`).
+    """
+    from sklearn.exceptions import SkipTestWarning
+    from sklearn.utils import estimator_checks, get_tags
+
+    two_d = get_tags(estimator).input_tags.two_d_array
+    with warnings.catch_warnings():  # scikit-learn's "Can't test estimator" for other input
+        warnings.simplefilter("ignore", SkipTestWarning)
+        yield from estimator_checks.estimator_checks_generator(estimator, legacy=legacy)
+    if not two_d:
+        name = type(estimator).__name__
+        for check in _DATA_FREE_CHECKS:
+            yield estimator, partial(getattr(estimator_checks, check), name)
 
 
 def _check_id(obj):
@@ -214,21 +236,31 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
 
     - aggregators: :func:`check_fit_error_leaves_estimator`,
       :func:`check_worker_permutation_invariance`, :func:`check_worker_without_votes`;
+    - pairwise models: :func:`check_fit_error_leaves_estimator`,
+      :func:`check_comparison_order_invariance`, :func:`check_item_relabelling_invariance`,
+      :func:`check_side_swap`;
     - rating and multi-label aggregators, feature models: :func:`check_fit_error_leaves_estimator`;
     - estimators of no skcrowd kind: none.
 
+    An estimator whose input is not a 2-D array (multi-label votes, sequences; tag
+    ``input_tags.two_d_array=False``) gets scikit-learn's checks that need no data: scikit-learn
+    yields no other check for it, and the contracts on its data are its own tests'.
+
     The checks that :func:`common_expected_failures` lists for an estimator (skcrowd's
     expected failures for its kind and model) and those that the caller's
-    ``expected_failed_checks`` returns for it are marked as expected failures
-    (``pytest.mark.xfail``) with their reasons; the caller's reason wins for a check in both.
+    ``expected_failed_checks`` returns for it are marked as strict expected failures
+    (``pytest.mark.xfail(strict=True)``) with their reasons, and the exception they fail by
+    where one is given: such a check that passes, or fails by another exception, fails. The
+    caller's entry wins for a check in both.
 
     Parameters
     ----------
     estimators : list of estimator objects
         Estimators (instances, not classes) to check.
     expected_failed_checks : callable, default=None
-        Called on each estimator, returns a dict ``{check name: reason}`` of the checks that
-        are expected to fail on it, in addition to skcrowd's common ones.
+        Called on each estimator, returns a dict of the checks that are expected to fail on
+        it, in addition to skcrowd's common ones: ``{check name: (exception type, reason)}``,
+        or ``{check name: reason}`` (scikit-learn's form: any exception).
     legacy : bool, default=True
         Whether to include scikit-learn's legacy checks (see scikit-learn's function).
 
@@ -251,7 +283,6 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
     ...     check(estimator)
     """
     import pytest
-    from sklearn.utils.estimator_checks import estimator_checks_generator
 
     if any(isinstance(estimator, type) for estimator in estimators):
         raise TypeError("Pass estimator instances, not classes, to parametrize_with_checks.")
@@ -261,16 +292,13 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None, legacy=T
             failures = common_expected_failures(estimator)
             if expected_failed_checks is not None:
                 failures.update(expected_failed_checks(estimator))
-            yield from estimator_checks_generator(
-                estimator, legacy=legacy, expected_failed_checks=failures, mark="xfail")
             name = type(estimator).__name__
-            for check in _domain_checks(_kind(estimator)):
-                reason = failures.get(check.__name__)
-                check = partial(check, name)
-                if reason is None:
-                    yield estimator, check
-                else:
-                    yield pytest.param(estimator, check, marks=pytest.mark.xfail(reason=reason))
+            domain = ((estimator, partial(check, name))
+                      for check in _domain_checks(_kind(estimator)))
+            for instance, check in chain(_sklearn_checks(estimator, legacy), domain):
+                failure = failures.get(check.func.__name__)
+                yield (instance, check) if failure is None else pytest.param(
+                    instance, check, marks=_xfail(failure))
 
     return pytest.mark.parametrize("estimator, check", list(checks()), ids=_check_id)
 
@@ -293,6 +321,21 @@ def _crowd():
                                random_state=0).votes
 
 
+def _comparisons():
+    """A small seeded crowd of comparisons: 8 items (log-scores 0-7 halved), 80 comparisons of
+    random pairs by 5 workers, one of whom always answers the opposite of the model."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    left = rng.integers(0, 8, 80)
+    right = (left + rng.integers(1, 8, 80)) % 8
+    worker = rng.integers(0, 5, 80)
+    left_wins = rng.random(80) < 1 / (1 + np.exp((right - left) / 2))
+    left_wins ^= worker == 4
+    return pd.DataFrame({"worker": worker, "left": left, "right": right,
+                         "label": np.where(left_wins, left, right)})
+
+
 def _seeded_clone(estimator):
     """A clone of ``estimator`` with ``random_state=0`` where it takes one."""
     estimator = clone(estimator)
@@ -307,15 +350,25 @@ def _fit(estimator, X, y=None):
         return estimator.fit(X) if y is None else estimator.fit(X, y)
 
 
-def _valid_and_invalid_data(kind):
-    """Arguments of ``fit`` of an estimator of ``kind`` (``X``, or ``X`` and ``y``), and the same
-    with one invalid vote."""
+def _valid_and_invalid_data(estimator):
+    """Arguments of ``fit`` of ``estimator`` (``X``, or ``X`` and ``y``), and the same with one
+    invalid vote."""
+    from sklearn.utils import get_tags
+
+    kind = _kind(estimator)
     if kind == "feature_model":  # 30 tasks of 3 features, the votes of 6 workers as y
         X = np.random.default_rng(0).normal(size=(30, 3)).astype(np.float32)
         y = _crowd().astype(float)
+        if get_tags(estimator).input_tags.three_d_array:  # 10 sequences of 3 tokens
+            X, y = X.reshape(10, 3, 3), y.reshape(10, 3, 6)
         y_invalid = y.copy()
         y_invalid.flat[0] = np.inf
         return (X, y), (X, y_invalid)
+    if kind == "pairwise":  # a comparison of an item with itself is invalid
+        X = _comparisons()
+        X_invalid = X.copy()
+        X_invalid.loc[0, "right"] = X_invalid.loc[0, "left"]
+        return (X,), (X_invalid,)
     if kind == "aggregator":
         X = _crowd().astype(float)
         invalid = np.inf  # no missing_label makes a vote of inf valid
@@ -346,7 +399,8 @@ def check_fit_error_leaves_estimator(name, estimator):
     skcrowd's failed-fit policy: a fit that fails (bad input, a lost cluster, an interrupt)
     leaves no half-written fitted attribute, so the estimator stays unfitted or keeps its last
     fit. The check fits a clone on invalid votes (one vote of ``inf``, or of ``2`` for
-    multi-label votes; a feature model gets 3 features and the votes as ``y``) before any fit
+    multi-label votes; a feature model gets 3 features and the votes as ``y``; a pairwise model
+    gets comparisons whose first row compares an item with itself) before any fit
     and after a valid fit, and asserts that each raises a ValueError and leaves every attribute
     the same object as before.
 
@@ -356,14 +410,14 @@ def check_fit_error_leaves_estimator(name, estimator):
         Name of the estimator, for the messages.
     estimator : estimator object
         An estimator of one of skcrowd's kinds (an aggregator, a rating or multi-label
-        aggregator, a feature model).
+        aggregator, a feature model, a pairwise model).
 
     Raises
     ------
     AssertionError
         If a fit on invalid votes does not raise a ValueError or changes the estimator.
     """
-    valid, invalid = _valid_and_invalid_data(_kind(estimator))
+    valid, invalid = _valid_and_invalid_data(estimator)
     estimator = clone(estimator)
     for when in ("before any fit", "after a valid fit"):
         if when == "after a valid fit":
@@ -434,3 +488,93 @@ def check_worker_without_votes(name, aggregator):
     np.testing.assert_allclose(
         np.asarray(proba_empty), np.asarray(proba), rtol=0, atol=1e-8,
         err_msg=f"{name}: a worker (column) without votes changed predict_proba")
+
+
+def _assert_same_scores(name, scores, other, what):
+    np.testing.assert_allclose(
+        np.asarray(other, dtype=float), np.asarray(scores, dtype=float), rtol=0, atol=1e-6,
+        err_msg=f"{name}: {what} changed the scores")
+
+
+def check_comparison_order_invariance(name, model):
+    """Check that permuting the comparisons (rows) leaves the scores unchanged.
+
+    A clone fitted on the comparisons in another order gives the same ``scores_`` (to 1e-6)
+    and the same index of items, on a small seeded crowd (8 items, 80 comparisons, 5 workers,
+    one adversarial).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If the scores differ by more than 1e-6.
+    """
+    X = _comparisons()
+    scores = _fit(_seeded_clone(model), X).scores_
+    permuted = X.iloc[np.random.default_rng(1).permutation(len(X))]
+    other = _fit(_seeded_clone(model), permuted).scores_
+    assert list(other.index) == list(scores.index), f"{name}: the items' order changed"
+    _assert_same_scores(name, scores, other, "permuting the comparisons")
+
+
+def check_item_relabelling_invariance(name, model):
+    """Check that renaming the items leaves each item's score unchanged.
+
+    The items (integers 0-7) renamed to strings that sort in the reverse order give each item
+    the same score (to 1e-6), on a small seeded crowd (8 items, 80 comparisons, 5 workers).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If an item's score changes by more than 1e-6.
+    """
+    X = _comparisons()
+    scores = _fit(_seeded_clone(model), X).scores_
+    rename = {item: f"item {9 - item}" for item in range(8)}
+    renamed = X.assign(**{column: X[column].map(rename) for column in ("left", "right", "label")})
+    other = _fit(_seeded_clone(model), renamed).scores_
+    _assert_same_scores(name, scores, other[[rename[item] for item in scores.index]],
+                        "renaming the items")
+
+
+def check_side_swap(name, model):
+    """Check that swapping the sides of every comparison leaves the scores unchanged.
+
+    A clone fitted on the comparisons with ``left`` and ``right`` exchanged (the label, the
+    preferred item, kept) gives the same ``scores_`` (to 1e-6), and ``predict_proba`` of the
+    swapped rows is one minus that of the rows, on a small seeded crowd (8 items, 80
+    comparisons, 5 workers).
+
+    Parameters
+    ----------
+    name : str
+        Name of the model, for the messages.
+    model : estimator object
+        A pairwise model.
+
+    Raises
+    ------
+    AssertionError
+        If the scores or the probabilities differ by more than 1e-6.
+    """
+    X = _comparisons()
+    fitted = _fit(_seeded_clone(model), X)
+    swapped = X.rename(columns={"left": "right", "right": "left"})
+    _assert_same_scores(name, fitted.scores_, _fit(_seeded_clone(model), swapped).scores_,
+                        "swapping left and right")
+    np.testing.assert_allclose(
+        fitted.predict_proba(swapped), 1 - fitted.predict_proba(X), rtol=0, atol=1e-12,
+        err_msg=f"{name}: predict_proba of the swapped rows is not one minus predict_proba")

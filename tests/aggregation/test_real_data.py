@@ -89,13 +89,19 @@ def _load(name):
 
 
 @functools.lru_cache(maxsize=None)
-def _accuracies(name):
-    """Gold accuracy of MV, DS, WDS and GLAD with their defaults, fitted once per crowd."""
+def _right(name):
+    """Whether MV, DS, WDS and GLAD with their defaults get each gold task right, fitted once per
+    crowd."""
     X, tasks, gold = _load(name)
     return {
-        type(model).__name__: float(np.mean(model.fit_predict(X)[tasks] == gold))
+        type(model).__name__: model.fit_predict(X)[tasks] == gold
         for model in (MajorityVote(random_state=0), DawidSkene(), WeightedDawidSkene(), GLAD())
     }
+
+
+def _accuracies(name):
+    """Gold accuracy of MV, DS, WDS and GLAD with their defaults."""
+    return {method: float(np.mean(right)) for method, right in _right(name).items()}
 
 
 @pytest.mark.parametrize("name", [
@@ -175,7 +181,8 @@ def test_ebcc_mean_is_within_half_a_point_of_its_authors_procedure():
 
 @functools.lru_cache(maxsize=None)
 def _selector_and_candidates(name):
-    """Gold accuracy of AggregatorSelector(random_state=0) and of each default candidate."""
+    """Whether AggregatorSelector(random_state=0) gets each gold task right, and the gold
+    accuracy of each default candidate."""
     from skcrowd.aggregation import AggregatorSelector
     from skcrowd.aggregation._selection import _default_candidates
 
@@ -184,27 +191,33 @@ def _selector_and_candidates(name):
         **({"random_state": 0} if "random_state" in c.get_params() else {})).fit_predict(X)[tasks]
         == gold)) for c in _default_candidates()}
     selector = AggregatorSelector(random_state=0)
-    return float(np.mean(selector.fit_predict(X)[tasks] == gold)), accuracy
+    return selector.fit_predict(X)[tasks] == gold, accuracy
 
 
-# the selector picks EBCC here (its held-out votes win by 0.028 per vote, more than on the ZenCrowd
-# crowds where EBCC is right), and EBCC is 1.2 points below majority vote on average over its seeds
-SELECTOR_BELOW_MV = {"zheng_s4_Face_Sentiment_Identification": (0.6267, 0.6370)}
+# A one-sided bound at about 97.7 % on the sampling error of a crowd's gold tasks
+PAIRED_Z = 2.0
 
 
-def _selector_below_mv(name, selected, mv):
-    return (f"finding for issue 23 section 2: on {name} AggregatorSelector(random_state=0) picks "
-            f"EBCC, {selected}, against MajorityVote(random_state=0)'s {mv}: 1.03 points below "
-            "(0.9989 below majority vote's expected accuracy, ties at random)")
+@pytest.mark.parametrize("name", [_case(name) for name in _shared_crowds()] or ["none_shared"])
+def test_selector_is_not_surely_below_majority_vote(name):
+    """Issue 23, section 2, as a bound from sampling error (issue 37): the selector's gold
+    accuracy minus majority vote's is at least -2 standard errors of that difference, paired
+    over the gold tasks (d_i = selector right - majority vote right on task i; its standard
+    error is sd(d) / sqrt(n)).
 
-
-@pytest.mark.parametrize("name", [_case(name, SELECTOR_BELOW_MV, _selector_below_mv)
-                                  for name in _shared_crowds()] or ["none_shared"])
-def test_selector_is_never_a_point_below_majority_vote(name):
-    """Issue 23, section 2: measured (2026-11-26) gaps to MajorityVote(random_state=0) from -1.03
-    (the xfail above) and -0.22 (act_CF) to +10.2 points."""
+    The former bound, one point below majority vote whatever the number of gold tasks, failed
+    by one task on zheng_s4_Face_Sentiment_Identification (366 of 584 against 372, where it
+    allowed 5.84): a strict xfail one task from flipping. There the two differ on 36 tasks, the
+    difference is -6 tasks with a standard error of 6 tasks (z = -1.0, 2026-12-04), 6 tasks
+    from this bound: the selector's lead of EBCC on the held-out votes costs majority vote's
+    accuracy within what 584 gold tasks can tell apart. Over the 18 shared crowds (cifar10n
+    aside) z runs from -1.0 to +14.5, and the bound is at least 6 tasks away (6.0 there, 6.3 on
+    act_CF_amt, 6.9 on snow2008_temp, 7.6 on act_CF; 2026-12-04).
+    """
     selected, _ = _selector_and_candidates(name)
-    assert selected >= _accuracies(name)["MajorityVote"] - 0.01
+    d = selected.astype(float) - _right(name)["MajorityVote"]
+    standard_error = d.std(ddof=1) / np.sqrt(len(d))
+    assert d.mean() >= -PAIRED_Z * standard_error, (d.mean() * len(d), standard_error * len(d))
 
 
 def test_selector_mean_is_at_least_the_best_single_model_mean():
@@ -215,4 +228,4 @@ def test_selector_mean_is_at_least_the_best_single_model_mean():
         pytest.skip("no real crowd present")
     runs = [_selector_and_candidates(n) for n in names]
     best_single = max(np.mean([accuracy[model] for _, accuracy in runs]) for model in runs[0][1])
-    assert np.mean([selected for selected, _ in runs]) >= best_single
+    assert np.mean([np.mean(selected) for selected, _ in runs]) >= best_single

@@ -176,7 +176,8 @@ def _mv_accuracy(votes, y, K):
     return np.mean(tied[np.arange(len(y)), y] / tied.sum(axis=1))
 
 
-@pytest.mark.slow
+# not slow (issue 37, section 2): 2.4 s and 4.0 s on 2 cores at load 11, so CI checks the claim
+# of doc/aggregation.rst at full size
 @pytest.mark.parametrize("typical", [
     np.array([[0.95, 0.05], [0.4, 0.6]]),  # binary: positives missed
     np.array([[0.55, 0.39, 0.02, 0.02, 0.02],  # K=5: class k taken for k + 1
@@ -195,7 +196,9 @@ def test_learned_prior_wins_where_a_fixed_prior_fails(typical):
     bds = BayesianDawidSkene().fit(votes)
     accuracy = np.mean(bds.predict(votes) == y)
     ds_accuracy = np.mean(DawidSkene().fit_predict(votes) == y)
-    # measured: binary 0.895 (DS 0.683, MV 0.856); K=5 0.917 (DS 0.656, MV 0.614)
+    # measured: binary 0.895 (DS 0.683, MV 0.856); K=5 0.917 (DS 0.656, MV 0.614); 2026-12-04,
+    # seeds 0-2 of this crowd: binary 0.897-0.907 (DS = MV 0.819-0.824), K=5 0.903-0.921 (DS
+    # 0.621-0.643, MV 0.619-0.627), prior within 0.020-0.044 of the typical confusion
     assert accuracy > max(ds_accuracy, _mv_accuracy(votes, y, K)) + 0.03
     # the crowd's typical confusion is learned; sparse workers stay near it
     np.testing.assert_allclose(bds.prior_confusion_, typical, atol=0.05)

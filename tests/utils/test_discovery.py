@@ -110,6 +110,8 @@ def test_each_kind_is_what_it_says():
         assert issubclass(cls, RegressorMixin) and not issubclass(cls, BaseAggregator), name
     for name, cls in all_estimators(type_filter="multilabel"):
         assert cls.__module__ == "skcrowd.multilabel", name
+    for name, cls in all_estimators(type_filter="pairwise"):
+        assert cls.__module__ == "skcrowd.pairwise", name
     for name, cls in all_estimators(type_filter="feature_model"):
         assert issubclass(cls, FeatureModelMixin) and not issubclass(cls, BaseAggregator), name
         assert list(inspect.signature(cls.fit).parameters)[1:3] == ["X", "y"], name
@@ -118,6 +120,7 @@ def test_each_kind_is_what_it_says():
             "AggregatorSelector"} <= set(names["aggregator"])
     assert names["rating"] == ["BiasPrecisionEM", "CATD", "MeanRating", "MedianRating"]
     assert names["multilabel"] == ["BinaryRelevance", "MultiLabelDawidSkene"]
+    assert names["pairwise"] == ["BradleyTerry", "CrowdBT", "NoisyBradleyTerry"]
     assert {"AggregatedTargetClassifier", "ConsensusClassifier", "PrunedClassifier",
             "SelfCrowdClassifier", "WAUMPruner"} <= set(names["feature_model"])
 

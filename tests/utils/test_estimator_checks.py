@@ -5,12 +5,18 @@ reason (issue 26)."""
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils import get_tags
 
 from skcrowd import AggregatedTargetClassifier
 from skcrowd.aggregation import GLAD, MMSR, AggregatorSelector, DawidSkene, MajorityVote
+from skcrowd.multilabel import MultiLabelDawidSkene
 from skcrowd.utils.discovery import all_estimators
 from skcrowd.utils.estimator_checks import (
+    _DATA_FREE_CHECKS,
+    check_comparison_order_invariance,
     check_fit_error_leaves_estimator,
+    check_item_relabelling_invariance,
+    check_side_swap,
     check_worker_permutation_invariance,
     check_worker_without_votes,
     common_expected_failures,
@@ -23,6 +29,8 @@ DOMAIN_CHECKS = {
     "rating": [check_fit_error_leaves_estimator],
     "multilabel": [check_fit_error_leaves_estimator],
     "feature_model": [check_fit_error_leaves_estimator],
+    "pairwise": [check_fit_error_leaves_estimator, check_comparison_order_invariance,
+                 check_item_relabelling_invariance, check_side_swap],
 }
 
 
@@ -99,7 +107,8 @@ def test_checks_fit_clones_not_the_given_estimator():
 
 
 def _params(decorator):
-    """``{(estimator class name, check name): xfail reason or None}`` of a parametrization."""
+    """``{(estimator class name, check name): (raises, reason, strict) of its xfail, or None}``
+    of a parametrization."""
     argnames, params = decorator.args[:2]
     assert argnames == "estimator, check"
     out = {}
@@ -107,8 +116,9 @@ def _params(decorator):
         values, marks = (param.values, param.marks) if hasattr(param, "values") else (param, ())
         estimator, check = values
         name = getattr(check, "func", check).__name__
-        reasons = [mark.kwargs["reason"] for mark in marks if mark.name == "xfail"]
-        out[type(estimator).__name__, name] = reasons[0] if reasons else None
+        xfails = [(mark.kwargs["raises"], mark.kwargs["reason"], mark.kwargs["strict"])
+                  for mark in marks if mark.name == "xfail"]
+        out[type(estimator).__name__, name] = xfails[0] if xfails else None
     return out
 
 
@@ -116,30 +126,62 @@ def test_aggregator_gets_domain_checks_and_common_expected_failures():
     params = _params(parametrize_with_checks([DawidSkene()]))
     for check in DOMAIN_CHECKS["aggregator"]:
         assert params["DawidSkene", check.__name__] is None  # run, not expected to fail
-    assert params["DawidSkene", "check_fit_non_negative"].startswith("-1 marks a missing vote")
-    assert params["DawidSkene", "check_estimator_sparse_matrix"] is not None
+    # truthful tags (negative labels are valid, NaN is refused under missing_label=-1): run,
+    # and check_fit_non_negative (for estimators that refuse negative X) is not yielded
+    for check in ("check_positive_only_tag_during_fit", "check_estimators_pickle",
+                  "check_estimators_nan_inf"):
+        assert params["DawidSkene", check] is None
+    assert ("DawidSkene", "check_fit_non_negative") not in params
+    assert params["DawidSkene", "check_estimator_sparse_matrix"] == (
+        AssertionError, common_expected_failures(DawidSkene())[
+            "check_estimator_sparse_matrix"][1], True)
     assert params["DawidSkene", "check_fit_idempotent"] is None  # scikit-learn's, run
+
+
+@pytest.mark.parametrize("missing_label, allow_nan", [(-1, False), ("", False), (np.nan, True),
+                                                      (None, True)])
+def test_aggregator_tags_say_what_fit_takes(missing_label, allow_nan):
+    tags = get_tags(DawidSkene(missing_label=missing_label))
+    assert not tags.input_tags.positive_only  # a label of -2 is a label
+    assert tags.input_tags.allow_nan is allow_nan
+    votes = np.array([[-2.0, 0.0], [0.0, np.nan], [-2.0, -2.0]])
+    if allow_nan:
+        assert DawidSkene(missing_label=missing_label).fit(votes).n_features_in_ == 2
+    else:
+        with pytest.raises(ValueError, match="NaN at row"):
+            DawidSkene(missing_label=missing_label).fit(votes)
+
+
+def test_estimators_of_3d_input_get_the_data_free_checks():
+    params = _params(parametrize_with_checks([MultiLabelDawidSkene()]))
+    assert get_tags(MultiLabelDawidSkene()).input_tags.three_d_array
+    assert set(params) == {("MultiLabelDawidSkene", check) for check in (
+        "check_estimator_cloneable", *_DATA_FREE_CHECKS, "check_fit_error_leaves_estimator")}
+    assert all(reason is None for reason in params.values())
 
 
 def test_model_expected_failures_of_a_domain_check():
     params = _params(parametrize_with_checks([MMSR(random_state=0), MajorityVote()]))
-    assert "M-MSR starts from one uniform draw" in params["MMSR", "check_worker_without_votes"]
+    raises, reason, strict = params["MMSR", "check_worker_without_votes"]
+    assert raises is AssertionError and strict and "M-MSR starts from one uniform draw" in reason
     assert params["MajorityVote", "check_worker_without_votes"] is None
     # a subclass inherits the reasons of skcrowd's model
     subclass = type("MySelector", (AggregatorSelector,), {})
     reasons = common_expected_failures(subclass([DawidSkene()]))
-    assert "held-out votes" in reasons["check_worker_permutation_invariance"]
+    assert "held-out votes" in reasons["check_worker_permutation_invariance"][1]
 
 
 def test_callers_expected_failures_are_merged():
     params = _params(parametrize_with_checks(
         [MajorityVote(), DawidSkene()],
         expected_failed_checks=lambda est: ({"check_fit_idempotent": "my reason",
-                                             "check_fit_non_negative": "my other reason"}
+                                             "check_estimator_sparse_array": (
+                                                 ValueError, "my other reason")}
                                             if isinstance(est, MajorityVote) else {})))
-    assert params["MajorityVote", "check_fit_idempotent"] == "my reason"
-    assert params["MajorityVote", "check_fit_non_negative"] == "my other reason"  # caller wins
-    assert params["MajorityVote", "check_estimators_pickle"] is not None  # common one kept
+    assert params["MajorityVote", "check_fit_idempotent"] == (None, "my reason", True)
+    assert params["MajorityVote", "check_estimator_sparse_array"] == (  # caller wins
+        ValueError, "my other reason", True)
+    assert params["MajorityVote", "check_estimator_sparse_matrix"] is not None  # common one kept
     assert params["DawidSkene", "check_fit_idempotent"] is None
 
 
@@ -147,7 +189,10 @@ def test_feature_model_gets_the_failed_fit_check_and_classifier_failures():
     params = _params(parametrize_with_checks([AggregatedTargetClassifier(LogisticRegression())]))
     assert params["AggregatedTargetClassifier", "check_fit_error_leaves_estimator"] is None
     assert "-1 marks a missing vote" in params["AggregatedTargetClassifier",
-                                               "check_classifiers_classes"]
+                                               "check_classifiers_classes"][1]
+    # a continuous or complex y is refused in scikit-learn's words: run
+    assert params["AggregatedTargetClassifier", "check_classifiers_regression_target"] is None
+    assert params["AggregatedTargetClassifier", "check_complex_data"] is None
     assert not any(name.startswith("check_worker") for _, name in params)
 
 
@@ -169,8 +214,11 @@ def test_classes_are_refused():
 def test_every_common_expected_failure_has_a_reason():
     for kind, checks in DOMAIN_CHECKS.items():
         for name, cls in all_estimators(type_filter=kind):
-            for check, reason in common_expected_failures(_instance(name, cls)).items():
+            for check, (raises, reason) in common_expected_failures(
+                    _instance(name, cls)).items():
                 assert check.startswith("check_") and len(reason) > 40, (name, check)
+                raises = raises if isinstance(raises, tuple) else (raises,)
+                assert all(issubclass(r, Exception) for r in raises), (name, check)
 
 
 # ---------------------------------------------------------------------------
@@ -194,11 +242,9 @@ def _instance(name, cls):
 ], ids=lambda obj: getattr(obj, "__name__", None))
 def test_discovered_estimators_pass_the_domain_checks(name, cls, check):
     estimator = _instance(name, cls)
-    reason = common_expected_failures(estimator).get(check.__name__)
-    if reason is None:
+    failure = common_expected_failures(estimator).get(check.__name__)
+    if failure is None:
         check(name, estimator)
-    else:
-        try:
+    else:  # a listed failure fails, by its exception
+        with pytest.raises(failure[0]):
             check(name, estimator)
-        except (AssertionError, ValueError):  # ValueError: the check's data are not its input
-            pytest.xfail(reason)

@@ -35,6 +35,8 @@ Modules:
   each worker's (or cell's) agreement (:func:`one_coin_block_statistics`, ...);
 - ``mace``: MACE's vote tables and expected knowing / spamming counts
   (:func:`mace_vote_tables`, :func:`mace_expected_counts`).
+- ``_compile``: the kernels compiled in a background process while ``"auto"``
+  runs numpy, and whether numba's cache holds them.
 
 A new model adds one module here, named for it, whose public kernels take a
 :class:`BlockLayout` and the parameters, branch on ``_engine()`` at each call
@@ -60,16 +62,21 @@ The package attribute ``ENGINE`` selects the engine of every model's kernels
 for later calls; the kernels read it at each call:
 
 - ``"auto"`` (the default): numpy below ``AUTO_NUMBA_MIN_VOTES`` votes, numba
-  from there (numpy when numba does not import). An EM fit chooses once, by
-  its number of votes (:func:`fit_engine`), for every kernel it calls; a
-  kernel called on its own chooses by the votes of its block
-  (:func:`engine_for_votes`). numba compiles a kernel at its first call after
-  a fresh install (3.6 s for DawidSkene, 7.9 s for GLAD on this project's
+  from there once its kernels are compiled (numpy when numba does not import).
+  An EM fit chooses once, by its number of votes (:func:`fit_engine`), for
+  every kernel it calls; a kernel called on its own chooses by the votes of its
+  block (:func:`engine_for_votes`). numba compiles a kernel at its first call
+  after a fresh install (3.6 s for DawidSkene, 7.9 s for GLAD on this project's
   machine), where a numpy fit of 1e4 votes takes 0.02-0.06 s: below the
-  threshold compiling does not pay for itself within a fit, and from there a
-  first fit compiles only where it does (measured by
+  threshold compiling does not pay for itself within a fit. From there, a fit
+  that finds the kernels uncompiled runs numpy and starts their compile in a
+  background process (module ``_compile``), so that no fit waits for numba's
+  compiler; later fits load them from numba's cache. ``BACKGROUND_COMPILE =
+  False`` (or the environment variable ``SKCROWD_BACKGROUND_COMPILE=0``)
+  gives numba from the threshold, compiling at the first call (measured by
   ``benchmarks/first_fit.py``, see the benchmarks page);
-- ``"numba"``, ``"numpy"``: that engine for every call.
+- ``"numba"``, ``"numpy"``: that engine for every call (``"numba"`` compiles
+  at the first call where the cache is cold).
 
 >>> from skcrowd.aggregation import kernels
 >>> kernels.ENGINE in ("auto", "numba", "numpy")
@@ -79,7 +86,8 @@ Log-probabilities are floored at the log of the smallest positive float
 (about -708) so that an E-step never meets ``-inf - -inf``; every
 normalization is a log-sum-exp.
 
-numba caches the compiled kernels on disk, and discards a kernel's cache when
+numba caches the compiled kernels on disk (the package's ``__pycache__``, else
+numba's user-wide cache, or ``NUMBA_CACHE_DIR``), and discards a kernel's cache when
 its own file changes, not when a helper it calls from another file does: after
 editing ``_common.py``, delete the numba cache files (``*.nbi``, ``*.nbc``) of
 this package's ``__pycache__``.
@@ -117,9 +125,10 @@ from .glad import (
     glad_gradients,
     glad_task_difficulties,
 )
+from . import _compile
 from .kos import kos_iteration
 from .mace import mace_expected_counts, mace_vote_tables
-from .mmsr import msr_step, worker_agreement
+from .mmsr import msr_rows, msr_step, worker_agreement
 from .one_coin import (
     OneCoinBlockStatistics,
     one_coin_agreement,
@@ -129,9 +138,11 @@ from .one_coin import (
 from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
 ENGINE = "auto"
+BACKGROUND_COMPILE = _compile.background_default()
 
 __all__ = [
     "ENGINE",
+    "BACKGROUND_COMPILE",
     "AUTO_NUMBA_MIN_VOTES",
     "engine_for_votes",
     "fit_engine",
@@ -158,6 +169,7 @@ __all__ = [
     "kos_iteration",
     "worker_agreement",
     "msr_step",
+    "msr_rows",
     "dirichlet_expectations",
     "dirichlet_expected_log",
     "dirichlet_kl",

@@ -60,3 +60,12 @@ def test_vectorized_exp_matches_numpy():
     below = np.array([_common._exp_nonpositive(v) for v in (-709.0, -1e4, -1e308)])
     np.testing.assert_array_equal(below, _common._exp_nonpositive(-708.0))
     assert _common._exp_nonpositive(-np.inf) == 0.0
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 9, 20, 32, 33])
+def test_row_reduce_gives_numpys_maxima_and_sums_bitwise(width):
+    rng = np.random.default_rng(width)
+    a = np.exp(5 * rng.normal(size=(1000, width)))
+    a[0] = np.inf
+    np.testing.assert_array_equal(_common._row_reduce(np.maximum, a), a.max(axis=1))
+    np.testing.assert_array_equal(_common._row_reduce(np.add, a), a.sum(axis=1))

@@ -5,7 +5,7 @@ import pytest
 
 from skcrowd import check_votes
 from skcrowd.aggregation import kernels
-from skcrowd.aggregation.kernels import BlockLayout, _common, msr_step, worker_agreement
+from skcrowd.aggregation.kernels import BlockLayout, _common, msr_rows, msr_step, worker_agreement
 
 from ._crowds import random_votes
 
@@ -51,6 +51,33 @@ def test_msr_step_by_hand(engine):
     out = msr_step(np.array([0, 1, 1]), np.arange(1), np.array([0.2]), np.ones(1),
                    np.array([2.0, 0.3]), np.array([1, 1]))
     np.testing.assert_array_equal(out, [2.0, 0.3])
+
+
+def test_msr_step_equals_a_sorted_trimmed_mean_per_row(engine):
+    """Rows of many lengths (empty ones, powers of two and between), ties, any trimming: each
+    row's output is the mean of its sorted values between the trimmed ranks, exactly (summed
+    in sorted order), with the layout of the rows given once (msr_rows) or not."""
+    rng = np.random.default_rng(7)
+    degree = np.array([0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 0, 33])
+    indptr = np.concatenate([[0], np.cumsum(degree)])
+    W = len(degree)
+    neighbour = rng.integers(W, size=indptr[-1])
+    X = rng.integers(1, 6, size=indptr[-1]) / 4.0  # ties
+    other, own = rng.uniform(0.5, 2, W), rng.uniform(0.5, 2, W)
+    trimmed = rng.integers(0, 6, size=W)
+    expected = own.copy()
+    for j in range(W):
+        values = np.sort(X[indptr[j]:indptr[j + 1]] / other[neighbour[indptr[j]:indptr[j + 1]]])
+        low = min(trimmed[j], int(np.sum(values < own[j])))
+        high = len(values) - min(trimmed[j], int(np.sum(values > own[j])))
+        if high > low:
+            total = 0.0
+            for v in values[low:high]:
+                total += v
+            expected[j] = total / (high - low)
+    np.testing.assert_array_equal(msr_step(indptr, neighbour, X, other, own, trimmed), expected)
+    np.testing.assert_array_equal(
+        msr_step(indptr, neighbour, X, other, own, trimmed, rows=msr_rows(indptr)), expected)
 
 
 @pytest.mark.skipif(kernels.numba is None, reason="numba is not installed")
