@@ -241,6 +241,10 @@ class BayesianDawidSkene(DawidSkene):
     # than before), not settled as DawidSkene's "auto" strength
     _prior_settled = BaseEM._prior_settled
     _settle_prior = BaseEM._settle_prior
+    # DawidSkene's prior_from (an earlier fit's per-worker pseudo-counts) is not one of this
+    # model's parameters
+    _fit_source = BaseEM._fit_source
+    __sklearn_clone__ = BaseEM.__sklearn_clone__
 
     def _statistics(self, layout, resp):
         return BayesianDawidSkeneStatistics(*super()._statistics(layout, resp)[:2])

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Real, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
+from ._prior_from import PriorFromMixin
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
                       ds_worker_counts, safe_log)
@@ -30,6 +31,11 @@ class DawidSkeneParameters(NamedTuple):
     every step-th worker, at most ``_PRIOR_ROWS`` (worker, class) rows."""
     n_evidence_rows: Shared
     """The number of rows of that table."""
+    class_votes: PerWorker
+    """``[j, k]``: the expected number of votes of worker ``j`` on tasks of class ``k`` in the
+    statistics of the M-step, plus the pseudo-votes of ``prior_from`` (``worker_class_votes_``;
+    the strength of ``prior_strength="auto"`` when the model is the ``prior_from`` of another
+    fit)."""
 
 
 class DawidSkeneStatistics(NamedTuple):
@@ -47,7 +53,7 @@ class DawidSkeneStatistics(NamedTuple):
     800 MB (the 1e8-vote out-of-core fit's peak memory, issue 25)."""
 
 
-class DawidSkene(BaseEM):
+class DawidSkene(PriorFromMixin, BaseEM):
     """Dawid-Skene aggregation: one confusion matrix per worker, fitted by MAP EM.
 
     Each task has a latent true class ``k`` drawn from the class priors
@@ -85,6 +91,29 @@ class DawidSkene(BaseEM):
         The former default, 3.0, fell three to four points below majority
         vote on binary crowds of many few-vote workers; see
         :ref:`data-priors` for the figures on real and simulated crowds.
+    prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
+        An earlier fit (another project of the same workers) whose worker
+        models become the prior of this fit, applied once as Dirichlet
+        pseudo-counts (never clamped: this fit's votes add to them). A worker
+        of ``X`` that voted in ``prior_from`` gets the pseudo-counts
+        ``strength * prior_from.confusion_matrices_[j', k]`` on its confusion
+        row ``k``, on top of the population prior (``smoothing``); a new
+        worker gets the population prior alone. Workers are matched by id
+        (``feature_names_in_`` of DataFrames, ``worker_ids_`` of long-format
+        votes); when neither fit has ids, by position (same number of
+        workers). The class priors do not carry over: they are estimated
+        from this fit's tasks. ``clone`` keeps the fitted estimator (it is
+        data, not a hyperparameter to refit). See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        The number of pseudo-votes the earlier model counts for on each
+        confusion row of a matched worker. ``"auto"``: the worker's own
+        expected votes on tasks of that class in ``prior_from``
+        (``worker_class_votes_``), so that the prior is the earlier fit's
+        posterior (sequential Bayes: as if the earlier votes were counted
+        again, with their tasks' posteriors held). A number ``s >= 0``
+        caps nothing and counts every earlier model as ``s`` pseudo-votes
+        per row: lower it for workers whose quality drifts between projects.
+        Ignored without ``prior_from``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -128,7 +157,18 @@ class DawidSkene(BaseEM):
         the data with ``smoothing="auto"``).
     confusion_prior_ : ndarray of shape (n_classes, n_classes)
         Dirichlet pseudo-counts ``[k, l]`` of every worker's confusion row
-        ``k``.
+        ``k`` (the population prior; see ``prior_from`` for the workers of
+        an earlier fit).
+    worker_class_votes_ : ndarray of shape (n_workers, n_classes)
+        ``[j, k]``: the expected number of votes of worker ``j`` on tasks of
+        class ``classes_[k]`` (posteriors of the last E-step before the final
+        M-step), plus the pseudo-votes of ``prior_from`` on that row: the
+        evidence behind confusion row ``k`` besides the population prior,
+        which ``prior_strength="auto"`` reads when this model is the prior of
+        the next project (sequential Bayes over a chain of projects).
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier model as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -190,11 +230,22 @@ class DawidSkene(BaseEM):
            [0.82, 0.18]])
     >>> ds.predict([[0, 1, 1]])  # majority vote would say 1
     array([0])
+
+    An earlier fit as the prior of a new project: worker 2 is known to swap
+    the classes, so its one new vote counts for class 0.
+
+    >>> new = np.array([[-1, -1, 1], [0, 0, -1], [1, 1, -1], [0, 0, 1], [1, -1, 0]])
+    >>> DawidSkene(prior_from=ds).fit(new).predict(new)
+    array([0, 0, 1, 0, 1])
+    >>> DawidSkene().fit(new).predict(new)  # a fresh fit cannot know it
+    array([1, 0, 1, 0, 1])
     """
 
     _parameter_constraints: dict = {
         **BaseEM._parameter_constraints,
         "smoothing": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -202,6 +253,8 @@ class DawidSkene(BaseEM):
         n_classes=None,
         *,
         smoothing="auto",
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -217,10 +270,24 @@ class DawidSkene(BaseEM):
             random_state=random_state, warm_start=warm_start, verbose=verbose,
             missing_label=missing_label, backend=backend)
         self.smoothing = smoothing
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     _supports_task_priors = True
     _Parameters = DawidSkeneParameters
     _Statistics = DawidSkeneStatistics
+
+    _prior_from_models = "DawidSkene or WeightedDawidSkene"
+
+    def _earlier_table(self, earlier):
+        """``([j, l, k], votes)``: ``strength * earlier.confusion_matrices_[j, k, l]`` per
+        earlier worker, with ``strength`` its expected votes on class ``k`` ("auto") or
+        ``prior_strength``; and each earlier worker's number of votes."""
+        class_votes = earlier.worker_class_votes_
+        strength = (class_votes if self.prior_strength == "auto"
+                    else np.full_like(class_votes, float(self.prior_strength)))
+        table = strength[:, :, None] * earlier.confusion_matrices_
+        return np.ascontiguousarray(table.transpose(0, 2, 1)), class_votes.sum(axis=1)
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
@@ -287,10 +354,14 @@ class DawidSkene(BaseEM):
         # in place on the summed counts (n_workers x K x K, the largest arrays of a fit)
         evidence_rows = (_evidence_rows(len(worker_counts), K) if params is None
                          else (params.evidence_rows, params.n_evidence_rows))
+        if self._earlier_counts is not None:
+            worker_counts += self._earlier_counts
+        class_votes = worker_counts.sum(axis=1)
         confusions_t = ds_log_confusions(worker_counts, confusion_prior)
         priors = class_counts + self._class_pseudo_counts(K)
         return DawidSkeneParameters(confusions_t, safe_log(priors / priors.sum()),
-                                    confusion_prior, np.array(settled), *evidence_rows)
+                                    confusion_prior, np.array(settled), *evidence_rows,
+                                    class_votes)
 
     def _class_log_priors(self, params):
         return params.log_class_priors
@@ -310,8 +381,11 @@ class DawidSkene(BaseEM):
 
     def _parameter_term(self, params):
         log_priors = params.log_class_priors
-        return float(np.einsum("jlk,kl->", params.log_confusions_t, params.confusion_prior)
+        term = float(np.einsum("jlk,kl->", params.log_confusions_t, params.confusion_prior)
                      + self._class_pseudo_counts(len(log_priors)) @ log_priors)
+        if self._earlier_counts is not None:
+            term += float(np.einsum("jlk,jlk->", params.log_confusions_t, self._earlier_counts))
+        return term
 
     def _set_fitted(self, params):
         log_confusions_t = params.log_confusions_t
@@ -321,6 +395,7 @@ class DawidSkene(BaseEM):
         self.confusion_prior_ = params.confusion_prior
         self.smoothing_ = _strength(params.confusion_prior)
         self._prior_settled_ = bool(params.prior_settled)
+        self.worker_class_votes_ = params.class_votes
 
     def _fitted_parameters(self):
         return DawidSkeneParameters(
@@ -329,6 +404,7 @@ class DawidSkene(BaseEM):
             self.confusion_prior_,
             np.array(self._prior_settled_),
             *_evidence_rows(*self.confusion_matrices_.shape[:2]),
+            self.worker_class_votes_,
         )
 
     def _posterior(self, layout, params, resp=None, *, log_task_priors=None):
@@ -386,6 +462,8 @@ class WeightedDawidSkene(DawidSkene):
     smoothing : "auto" or float, default="auto"
         See :class:`DawidSkene` ("auto": the answers' shares in the prior
         are uniform here, so that the weights stay neutral).
+    prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
+    prior_strength : "auto" or float, default="auto"
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6
@@ -407,6 +485,8 @@ class WeightedDawidSkene(DawidSkene):
     n_iter_ : int
     lower_bound_ : float
     lower_bounds_ : list of float
+    worker_class_votes_ : ndarray of shape (n_workers, n_classes)
+    prior_workers_ : ndarray of shape (n_workers,) of bool
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_workers,)
     worker_ids_ : ndarray of shape (n_workers,)

@@ -6,12 +6,13 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Real, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared
 from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                       fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
+from ._prior_from import PriorFromMixin
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_vote_tables, one_coin_agreement, one_coin_block_statistics,
                       one_coin_e_step, safe_log)
@@ -50,7 +51,7 @@ class MACEStatistics(NamedTuple):
     """``(K,)``: the expected number of tasks of each class."""
 
 
-class MACE(BaseEM):
+class MACE(PriorFromMixin, BaseEM):
     """MACE: each worker either knows the answer or spams, fitted by variational Bayes.
 
     Multi-Annotator Competence Estimation (Hovy, Berg-Kirkpatrick, Vaswani &
@@ -122,6 +123,19 @@ class MACE(BaseEM):
     smoothing : float, default=0.01
         Pseudo-count added to each expected count, divided by the number of
         classes, before normalizing (EM).
+    prior_from : fitted MACE, default=None
+        An earlier fit whose workers' competences and spam distributions
+        become the prior of this fit: a worker matched by id (as in
+        :class:`DawidSkene`) gets pseudo-votes added to its expected known
+        and spammed votes (counted in the fit of the population priors and in
+        the objective like votes); a new worker the population priors alone.
+        See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        ``"auto"``: the earlier worker's expected known and spammed votes
+        (its earlier posteriors less the earlier priors; needs a
+        ``prior_from`` fitted with ``method="vb"``); a number ``s``: ``s``
+        pseudo-votes per worker, ``s * theta`` known and ``s * (1 - theta) *
+        spam_distribution`` spammed.
     init : {"majority", "random"}, default="majority"
         Initial soft labels: the vote frequencies of each task, or random rows
         drawn with ``random_state``; the first M-step reads each vote of class
@@ -178,6 +192,9 @@ class MACE(BaseEM):
         VB only: ``g`` of the Dirichlet prior of the spam distributions.
     class_priors_ : ndarray of shape (n_classes,)
         Prevalence of each class (uniform with ``class_priors="uniform"``).
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier model as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -248,6 +265,8 @@ class MACE(BaseEM):
         "spam_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
         "class_priors": [StrOptions({"fit", "uniform"})],
         "smoothing": [Interval(Real, 0.0, None, closed="left")],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -259,6 +278,8 @@ class MACE(BaseEM):
         spam_prior="auto",
         class_priors="fit",
         smoothing=0.01,
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=200,
         tol=1e-6,
@@ -278,10 +299,35 @@ class MACE(BaseEM):
         self.spam_prior = spam_prior
         self.class_priors = class_priors
         self.smoothing = smoothing
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     _Parameters = MACEParameters
     _Statistics = MACEStatistics
     _supports_task_priors = True
+    _prior_from_models = "MACE"
+
+    def _earlier_table(self, earlier):
+        """``([known, spammed label 0, ..., spammed label K-1] pseudo-votes, votes)`` of each
+        earlier worker."""
+        if not hasattr(earlier, "competence_posteriors_"):
+            if self.prior_strength == "auto":
+                raise ValueError(
+                    "prior_strength='auto' reads the earlier expected votes of a MACE fitted "
+                    "with method='vb'; prior_from was fitted with method='em'. Pass a number "
+                    "of pseudo-votes per worker."
+                )
+            votes = np.ones(len(earlier.competences_))  # an EM fit keeps no vote counts
+        else:
+            knowing = earlier.competence_posteriors_[:, 0] - earlier.competence_prior_[0]
+            spam = earlier.spam_posteriors_ - earlier.spam_prior_
+            table = np.column_stack([knowing, spam])
+            votes = table.sum(axis=1)
+        if self.prior_strength != "auto":
+            theta = earlier.competences_[:, None]
+            table = float(self.prior_strength) * np.column_stack(
+                [theta, (1.0 - theta) * earlier.spam_distributions_])
+        return table, votes
 
     def _fixed_priors(self):
         """``(a, b)`` and ``g`` of the priors given as numbers (None where "auto")."""
@@ -307,6 +353,9 @@ class MACE(BaseEM):
 
     def _m_step(self, stats, params):
         knowing, spam, class_counts = stats
+        if self._earlier_counts is not None:  # pseudo-votes, counted as votes
+            knowing = knowing + self._earlier_counts[:, 0]
+            spam = spam + self._earlier_counts[:, 1:]
         K = spam.shape[1]
         spam_totals = spam.sum(axis=1)
         hyper = np.array([0.5, 0.5, 1.0]) if params is None else params.hyper.copy()
@@ -347,6 +396,11 @@ class MACE(BaseEM):
     def _parameter_term(self, params):
         competence, spam_rows, _, _, hyper, log_priors = params
         term = class_prior_term(log_priors, self.class_priors)
+        if self._earlier_counts is not None:  # the pseudo-votes' (expected) log-likelihood
+            log = dirichlet_expected_log if self.method == "vb" else safe_log
+            log_competence, log_spam = log(competence), log(spam_rows)
+            term += float(self._earlier_counts[:, 0] @ log_competence[:, 0] + np.sum(
+                self._earlier_counts[:, 1:] * (log_competence[:, 1:] + log_spam)))
         if self.method == "em":
             s = float(self.smoothing) / spam_rows.shape[1]
             return term + s * float(safe_log(competence).sum() + safe_log(spam_rows).sum())

@@ -6,9 +6,10 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared
+from ._prior_from import PriorFromMixin
 from ._priors import beta_log_hyperprior, fit_beta_prior
 from .kernels import (dirichlet_expected_log, dirichlet_kl, one_coin_agreement,
                       one_coin_block_statistics, one_coin_e_step, safe_log)
@@ -40,7 +41,7 @@ class OneCoinStatistics(NamedTuple):
     """``(K,)``: the expected number of tasks of each class."""
 
 
-class OneCoinDawidSkene(BaseEM):
+class OneCoinDawidSkene(PriorFromMixin, BaseEM):
     """One-coin Dawid-Skene: one accuracy per worker, errors uniform over the other classes.
 
     Each task has a latent true class ``k`` drawn from the class priors
@@ -93,6 +94,16 @@ class OneCoinDawidSkene(BaseEM):
     class_priors : {"uniform", "fit"}, default="uniform"
         Keep the prevalence of the classes uniform, or estimate it (MAP, one
         pseudo-task per class); see "Class priors" above.
+    prior_from : fitted OneCoinDawidSkene, default=None
+        An earlier fit whose workers' accuracies become the prior of this
+        fit: a worker matched by id (as in :class:`DawidSkene`) gets
+        ``strength * (p_j, 1 - p_j)`` pseudo-votes (right, wrong) added to
+        its Beta posterior, on top of ``accuracy_prior``; a new worker the
+        population prior alone. See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        ``"auto"``: the earlier worker's expected numbers of right and wrong
+        votes (its earlier posterior less the earlier population prior:
+        sequential Bayes); a number ``s``: ``s`` pseudo-votes per worker.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -136,6 +147,9 @@ class OneCoinDawidSkene(BaseEM):
     class_priors_ : ndarray of shape (n_classes,)
         Prevalence of each class: uniform, or estimated with
         ``class_priors="fit"``.
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier accuracy as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -204,6 +218,8 @@ class OneCoinDawidSkene(BaseEM):
         **BaseEM._parameter_constraints,
         "accuracy_prior": [StrOptions({"auto"}), "array-like"],
         "class_priors": [StrOptions({"fit", "uniform"})],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -212,6 +228,8 @@ class OneCoinDawidSkene(BaseEM):
         *,
         accuracy_prior="auto",
         class_priors="uniform",
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -228,10 +246,23 @@ class OneCoinDawidSkene(BaseEM):
             missing_label=missing_label, backend=backend)
         self.accuracy_prior = accuracy_prior
         self.class_priors = class_priors
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     _Parameters = OneCoinParameters
     _Statistics = OneCoinStatistics
     _supports_task_priors = True
+    _prior_from_models = "OneCoinDawidSkene"
+
+    def _earlier_table(self, earlier):
+        """``((right, wrong) pseudo-votes, votes)`` of each earlier worker."""
+        # the expected right and wrong votes (with their own prior_from's pseudo-votes)
+        counts = np.asarray(earlier.accuracy_posteriors_) - earlier.accuracy_prior_
+        votes = counts.sum(axis=1)
+        if self.prior_strength != "auto":
+            accuracy = earlier.worker_accuracies_
+            counts = float(self.prior_strength) * np.column_stack([accuracy, 1.0 - accuracy])
+        return counts, votes
 
     def _fixed_prior(self):
         """The ``(a, b)`` of ``accuracy_prior``, None for "auto"."""
@@ -250,6 +281,9 @@ class OneCoinDawidSkene(BaseEM):
 
     def _m_step(self, stats, params):
         agreement, n_votes, class_counts = stats
+        if self._earlier_counts is not None:  # pseudo-votes, counted as votes
+            agreement = agreement + self._earlier_counts[:, 0]
+            n_votes = n_votes + self._earlier_counts.sum(axis=1)
         prior = self._fixed_prior()
         if prior is None:  # "auto": fitted to the crowd, from the previous M-step's
             prior = fit_beta_prior(agreement, n_votes, np.ones(2) if params is None
@@ -278,6 +312,8 @@ class OneCoinDawidSkene(BaseEM):
                 - dirichlet_kl(posteriors, prior))
         if self._fixed_prior() is None:
             term += beta_log_hyperprior(*prior)
+        if self._earlier_counts is not None:  # the pseudo-votes' expected log-likelihood
+            term += float(np.sum(self._earlier_counts * dirichlet_expected_log(posteriors)))
         return term
 
     def _set_fitted(self, params):
