@@ -51,7 +51,6 @@ if not os.environ.get("DISPLAY") and matplotlib.get_backend().lower() != "agg":
     matplotlib.use("Agg")  # headless run
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -61,7 +60,6 @@ from skcrowd.datasets import fetch_labelme, simulate_annotators
 from skcrowd.metrics import imbalance_ratio
 from skcrowd.neural import CrowdLayerClassifier
 
-torch.set_num_threads(1)  # this small network trains faster on one thread
 
 try:
     SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -56,7 +56,6 @@ if not os.environ.get("DISPLAY") and matplotlib.get_backend().lower() != "agg":
     matplotlib.use("Agg")  # headless run
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.preprocessing import StandardScaler
 
@@ -64,7 +63,6 @@ from skcrowd import check_votes
 from skcrowd.plotting import plot_waum_vs_entropy
 from skcrowd.pruning import PrunedClassifier, WAUMPruner
 
-torch.set_num_threads(1)  # these small networks train faster on one thread
 
 try:
     SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

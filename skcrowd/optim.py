@@ -17,8 +17,9 @@ do the same in a hand-written loop.
 
 from contextlib import contextmanager
 
-import torch
-from torch.nn.modules.batchnorm import _BatchNorm
+from ._optional import import_optional
+
+torch = import_optional("torch", "skcrowd.optim (SAM)")
 
 __all__ = ["SAM", "frozen_batchnorm_stats"]
 
@@ -167,7 +168,7 @@ def frozen_batchnorm_stats(*modules):
                  if buf is not None})
         for module in modules
         for layer in module.modules()
-        if isinstance(layer, _BatchNorm)
+        if isinstance(layer, torch.nn.modules.batchnorm._BatchNorm)
     ]
     try:
         yield

@@ -31,18 +31,13 @@ import numpy as np
 from scipy.special import entr
 from sklearn.exceptions import NotFittedError
 
+from ._optional import import_optional
 from .metrics import expected_calibration_error, krippendorff_alpha
 from .metrics._agreement import _agreement_counts, _class_agreement
 from .metrics._gold import _check_proba, _column_indices
 from .votes import _fmt, check_votes
 
-try:
-    import matplotlib.pyplot as plt
-except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
-    raise ImportError(
-        "skcrowd.plotting needs matplotlib; install it with the plot extra: "
-        "pip install 'skcrowd[plot]'."
-    ) from exc
+plt = import_optional("matplotlib.pyplot", "skcrowd.plotting")
 
 __all__ = [
     "plot_confusion_matrices",

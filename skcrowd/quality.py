@@ -56,6 +56,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from ._optional import import_optional
 from .metrics._gold import _check_proba
 from .votes import LongVotes, check_known_labels, check_votes
 
@@ -66,14 +67,7 @@ _ROW_SUM_ATOL = 1e-6
 
 
 def _pandas():
-    try:
-        import pandas as pd
-    except ImportError as exc:  # pragma: no cover - exercised only without pandas
-        raise ImportError(
-            "the quality reports are pandas DataFrames: install pandas "
-            "(pip install 'skcrowd[quality]')."
-        ) from exc
-    return pd
+    return import_optional("pandas", "a quality report (a pandas DataFrame)")
 
 
 # ---------------------------------------------------------------------------

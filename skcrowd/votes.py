@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._optional import import_optional
+
 __all__ = [
     "Votes",
     "check_votes",
@@ -1130,8 +1132,7 @@ def aggregate_long(aggregator, data=None, task="task", worker="worker", label="l
     >>> aggregate_long(MajorityVote(), df).to_dict()
     {'t1': 'cat', 't2': 'dog'}
     """
-    import pandas as pd
-
+    pd = import_optional("pandas", "aggregate_long (it returns a pandas Series)")
     if not getattr(aggregator, "_votes_as_X", False):
         raise TypeError(
             f"aggregate_long needs an aggregator (the votes are its X), got "
@@ -1201,7 +1202,6 @@ def votes_to_long(
         "label": labels[order],
     }
     if as_frame:
-        import pandas as pd
-
+        pd = import_optional("pandas", "votes_to_long(as_frame=True)")
         return pd.DataFrame(out)
     return out

@@ -26,8 +26,9 @@ PACKAGE_DIR = Path(skcrowd.__file__).parent
 # kernels, the kernels nothing of the estimators built on them.
 LAYERS = [
     # the votes: their validation and formats, and the kernels' index arrays of a
-    # block of votes (BlockLayout), which the backends build per block
-    ("votes", ["skcrowd.votes", "skcrowd._layout"]),
+    # block of votes (BlockLayout), which the backends build per block; the import of an
+    # optional dependency, failing with the extra that installs it
+    ("votes", ["skcrowd.votes", "skcrowd._layout", "skcrowd._optional"]),
     # where the votes live: memory, out-of-core files, Dask
     ("backends", ["skcrowd.backends"]),
     # the numerics of the EM models (numpy and numba)

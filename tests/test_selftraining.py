@@ -830,15 +830,10 @@ def test_default_crowd_model_is_the_crowd_layer_with_its_settings_kept_for_the_r
             fitted.append((len(X), self.lr, self.weight_decay, self.lr_, self.weight_decay_))
             return self
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a tiny net: threads only contend on a loaded machine
-    try:
-        clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=40, random_state=0).fit(X, votes)
-        recorded = SelfCrowdClassifier(Recording(max_epochs=6), n_iterations=2, n_pseudo=40,
-                                       random_state=0).fit(X, votes)
-        alone = CrowdLayerClassifier(random_state=0).fit(X, votes)
-    finally:
-        torch.set_num_threads(threads)
+    clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=40, random_state=0).fit(X, votes)
+    recorded = SelfCrowdClassifier(Recording(max_epochs=6), n_iterations=2, n_pseudo=40,
+                                   random_state=0).fit(X, votes)
+    alone = CrowdLayerClassifier(random_state=0).fit(X, votes)
     net = clf.estimator_
     assert isinstance(net, CrowdLayerClassifier) and net.get_params()["lr"] == "auto"
     assert net.missing_label == -1 and net.random_state == 0  # Self-Crowd's own int seed
@@ -869,15 +864,10 @@ def test_default_crowd_model_is_the_crowd_layer_with_its_settings_kept_for_the_r
 @pytest.mark.deep
 def test_default_crowd_model_takes_a_sparse_X():
     pytest.importorskip("skorch")
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     X, votes, truth = simulate(n_tasks=60, n_workers=5)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=10, random_state=0)
-        clf.fit(sp.csr_matrix(X), votes)  # a TfidfVectorizer's output, say
-    finally:
-        torch.set_num_threads(threads)
+    clf = SelfCrowdClassifier(n_iterations=1, n_pseudo=10, random_state=0)
+    clf.fit(sp.csr_matrix(X), votes)  # a TfidfVectorizer's output, say
     assert clf.predict(sp.csr_matrix(X)).shape == (60,)
 
 

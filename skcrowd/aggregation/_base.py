@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Integral, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
 
+from .._optional import import_optional
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
 from ..votes import _as_array, _nan_marks_missing, check_not_long_format, check_votes
@@ -141,7 +142,7 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         ids = source.task_ids()
         if ids is None and not _is_pandas_frame(X):
             return out
-        import pandas as pd
+        pd = import_optional("pandas", "results indexed by task id")
 
         index = X.index if ids is None else pd.Index(ids, name="task")
         if out.ndim == 1:

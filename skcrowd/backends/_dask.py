@@ -30,6 +30,7 @@ import threading
 
 import numpy as np
 
+from .._optional import import_optional
 from ..votes import _fmt
 from ._blocks import StatisticsSum, VoteBlock, repeated_vote_error, run_block
 
@@ -54,14 +55,8 @@ _embedded_lock = threading.Lock()
 
 
 def _distributed():
-    try:
-        import dask.dataframe  # noqa: F401
-        import distributed
-    except ImportError as exc:  # pragma: no cover - dask is a test dependency
-        raise ImportError(
-            "Dask input needs dask.dataframe and dask.distributed: pip install 'skcrowd[dask]'"
-        ) from exc
-    return distributed
+    import_optional("dask.dataframe", "Dask input")
+    return import_optional("distributed", "Dask input")
 
 
 def is_dask_frame(obj) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._optional import import_optional
 from ._blocks import MemoryVotes
 from ._dask import DaskVotes, is_dask_frame
 from ._outofcore import OutOfCoreVotes
@@ -66,7 +67,7 @@ def open_votes(X, backend="auto", *, classes=None, n_classes=None, worker_ids=No
         raise ValueError(f"backend={backend!r} reads parquet paths or datasets; {name} is a "
                          "dask DataFrame: use backend='dask' or 'memory'.")
     if backend == "dask":
-        import dask.dataframe as dd
+        dd = import_optional("dask.dataframe", "backend='dask'")
 
         files = X.files if _is_dataset(X) else str(X)
         return DaskVotes(dd.read_parquet(files), **kwargs), True

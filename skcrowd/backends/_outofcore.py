@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._optional import import_optional
 from ..votes import Votes, _fmt
 from ._blocks import (
     StatisticsSum,
@@ -52,15 +53,9 @@ _MAX_BUCKETS = 1024
 
 
 def _pa():
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.dataset as ds
-    except ImportError as exc:  # pragma: no cover - pyarrow is a test dependency
-        raise ImportError(
-            "out-of-core votes need pyarrow: pip install 'skcrowd[dask]' or pip install pyarrow"
-        ) from exc
-    return pa, pc, ds
+    """``(pyarrow, pyarrow.compute, pyarrow.dataset)``."""
+    return tuple(import_optional(name, "out-of-core votes (parquet)")
+                 for name in ("pyarrow", "pyarrow.compute", "pyarrow.dataset"))
 
 
 def open_votes_dataset(source, name="votes"):

@@ -28,6 +28,8 @@ from typing import NamedTuple
 from urllib.parse import quote, urlparse
 from urllib.request import url2pathname
 
+from .._optional import import_optional
+
 __all__ = ["get_data_home", "datasets_url", "RemoteFile", "fetch_file"]
 
 DEFAULT_DATASETS_URL = "https://raw.githubusercontent.com"
@@ -191,14 +193,8 @@ def _copy_local(url, output_file, progress):
 
 
 def _import_pooch():
-    try:
-        import pooch
-    except ImportError as exc:
-        raise ImportError(
-            "downloading skcrowd's datasets needs pooch: pip install 'skcrowd[datasets]' "
-            "(or pip install pooch). Folders already in data_home are read without it."
-        ) from exc
-    return pooch
+    return import_optional(
+        "pooch", "downloading a dataset (folders already in data_home are read without it)")
 
 
 def fetch_file(remote, data_home, *, download_if_missing=True, dataset=None):

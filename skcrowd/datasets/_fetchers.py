@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._optional import import_optional
 from ._download import fetch_file, get_data_home, sha256_of
 from ._folder import read_crowd_folder, write_dataset
 from ._registry import DATASETS
@@ -384,11 +385,8 @@ def list_crowd_datasets():
     ['snow2008_anger', 'snow2008_disgust', 'snow2008_fear', 'snow2008_joy', 'snow2008_sadness',
      'snow2008_surprise', 'snow2008_valence']
     """
-    try:
-        import pandas as pd
-    except ImportError as exc:
-        raise ImportError("list_crowd_datasets returns a pandas DataFrame: pip install "
-                          "'skcrowd[datasets]' (or pip install pandas).") from exc
+    pd = import_optional("pandas", "list_crowd_datasets (it returns a pandas DataFrame)",
+                         extra="datasets")
 
     columns = ["tasks", "workers", "classes", "votes", "gold", "duplicates"]
     rows = []

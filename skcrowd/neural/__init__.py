@@ -23,6 +23,7 @@ labels: the nets' ``score`` and the scorers of :mod:`skcrowd.metrics`; use
 is an unshuffled ``KFold``). Needs the ``deep`` extra (torch and skorch).
 """
 
+from . import _deps  # noqa: F401 - first: torch and skorch, or the error naming the extra
 from ._base import TaskHoldoutSplit, softmax
 from ._conal import CoNALClassifier
 from ._crowdlayer import CrowdLayerClassifier

@@ -11,6 +11,8 @@ here for every net:
   tie-aware accuracy against their majority vote);
 * seed torch from ``random_state`` without touching the global RNG state;
 * fail clearly on ``device="cuda"`` without CUDA;
+* run torch on ``n_jobs`` CPU threads (one by default), whatever the
+  process's thread count is (numba's OpenMP kernels reset it);
 * run SAM's two passes with batch-norm statistics frozen on the second.
 
 A net then only says which noise model maps its backbone's class logits to
@@ -25,6 +27,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 import torch
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import (
@@ -201,6 +204,15 @@ SHARED_PARAMETERS_DOC = """
         ``"cuda"`` trains on the GPU (a clear error at ``fit`` without CUDA);
         a net fitted on a GPU unpickles on a CPU-only machine (skorch moves
         it to the CPU with a ``DeviceWarning``).
+    n_jobs : int or None, default=None
+        CPU threads of torch while the net trains and predicts, counted as
+        scikit-learn counts ``n_jobs``: None is one thread (unless inside a
+        :func:`joblib.parallel_config` context that sets ``n_jobs``), -1
+        every core, -2 all but one. torch's own thread count is put back
+        after each call. Nets of this size train fastest on one thread:
+        more threads made the README's quick start 2.4x slower on an idle
+        2-core machine and up to 17x slower with the other core busy (see
+        :ref:`threads`); give more to wide backbones on many idle cores.
     **kwargs
         Further skorch settings: ``module__*`` (e.g. ``module__hidden_units``
         and ``module__dropout`` of the default :class:`MLP`),
@@ -329,6 +341,8 @@ class CrowdNetMixin(FeatureModelMixin):
         "use_caching": ["boolean", StrOptions({"auto"})],
         "torch_load_kwargs": [None, dict],
         "random_state": ["random_state"],
+        "n_jobs": [None, Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left")],
         "patience": [None, Interval(Integral, 1, None, closed="left")],
         "refit": ["boolean"],
     }
@@ -620,11 +634,32 @@ class CrowdNetMixin(FeatureModelMixin):
             # LoadInitState loaded the history of an interrupted fit at on_train_begin
             epochs = max(self.max_epochs - len(self.history), 0)
         try:
-            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+            with self._torch_threads():
+                return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
             if not getattr(self, "_stopped_early", False):
                 self.interrupted_ = True
             raise
+
+    def forward_iter(self, X, training=False, device="cpu"):
+        """skorch's forward pass in batches (every prediction), on ``n_jobs`` threads."""
+        with self._torch_threads():
+            yield from super().forward_iter(X, training=training, device=device)
+
+    @contextmanager
+    def _torch_threads(self):
+        """Run torch on ``n_jobs`` CPU threads; its thread count is put back after.
+
+        Set at every call rather than once: numba's OpenMP kernels (the aggregators) set the
+        process's OpenMP thread count, which torch shares, back to one per core.
+        """
+        before = torch.get_num_threads()
+        # getattr: a net pickled before n_jobs existed
+        torch.set_num_threads(effective_n_jobs(getattr(self, "n_jobs", None)))
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     # -- fit ------------------------------------------------------------------------
 
@@ -827,6 +862,7 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         random_state=None,
         verbose=0,
         device="cpu",
+        n_jobs=None,
         **kwargs,
     ):
         super().__init__(
@@ -851,6 +887,7 @@ class CrowdNetClassifier(CrowdNetMixin, NeuralNetClassifier):
         self.refit = refit
         self.missing_label = missing_label
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- votes encoding ---------------------------------------------------------
 

@@ -71,6 +71,10 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         1 prints skorch's table of losses per epoch; 2 adds a progress bar.
     device : str or torch.device, default="cpu"
         ``"cuda"`` trains on the GPU (a clear error at ``fit`` without CUDA).
+    n_jobs : int or None, default=None
+        CPU threads of torch while the net trains and predicts: None is one
+        (unless inside a :func:`joblib.parallel_config` context that sets
+        ``n_jobs``), -1 every core (see :class:`CrowdLayerClassifier`).
     **kwargs
         Further skorch settings (``module__*``, ``optimizer__*``, ...).
 
@@ -135,6 +139,7 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         random_state=None,
         verbose=0,
         device="cpu",
+        n_jobs=None,
         **kwargs,
     ):
         super().__init__(
@@ -155,6 +160,7 @@ class CrowdLayerRegressor(CrowdNetMixin, NeuralNetRegressor):
         self.patience = patience
         self.refit = refit
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _check_answers(self, y, *, reset, name="y"):
         """Answers as float32 ``(n_tasks, n_workers)``, NaN for missing."""

@@ -263,21 +263,6 @@ def test_absent_dataset_without_download_is_an_oserror(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_downloads_need_pooch_with_a_clear_message(tmp_path, monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pooch(name, *args, **kwargs):
-        if name == "pooch":
-            raise ImportError("No module named 'pooch'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pooch)
-    with pytest.raises(ImportError, match=r"pip install 'skcrowd\[datasets\]'"):
-        fetch_crowd_dataset("zhang2014_web", data_home=tmp_path)
-
-
 def test_progress_is_printed_for_large_downloads_only():
     stream = io.StringIO()
     progress = _download._Progress("big.npy", stream)

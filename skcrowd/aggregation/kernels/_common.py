@@ -32,6 +32,7 @@ import sys
 
 import numpy as np
 
+from ..._optional import import_optional
 from ..._layout import BlockLayout  # noqa: F401 - the kernels' layout, re-exported by kernels
 
 try:  # optional dependency, extra "fast"
@@ -67,7 +68,7 @@ def _switch():
             f"{ENGINE!r}."
         )
     if ENGINE == "numba" and numba is None:
-        raise ImportError("ENGINE='numba' needs numba: pip install 'skcrowd[fast]'.")
+        import_optional("numba", "ENGINE='numba'")  # raises, naming the extra
     return ENGINE
 
 
