@@ -23,7 +23,7 @@ Usage::
     python benchmarks/prior_from.py
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
     python benchmarks/prior_from.py --model onecoin
-    python benchmarks/prior_from.py --crowdkit /work/venvs/crowdkit/bin/python
+    python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
 

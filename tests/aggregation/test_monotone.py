@@ -91,7 +91,7 @@ def test_objective_never_decreases_on_small_real_crowds(model, name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model, name",
-                         [_case(m, n) for m in MODELS for n in _all_shared()] or [None])
+                         [_case(m, n) for m in MODELS for n in _all_shared()] or [(None, None)])
 def test_objective_never_decreases_on_every_shared_crowd(model, name):
     if model is None:
         pytest.skip("no shared data")
