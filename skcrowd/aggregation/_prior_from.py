@@ -14,7 +14,6 @@ its own table (``_earlier_table``) and uses ``self._earlier_counts`` in its M-st
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 
@@ -103,4 +102,5 @@ def _match_workers(earlier_ids, ids, n_earlier, n_workers):
             "workers are matched by id, so fit both on DataFrames with worker names as "
             "columns or on long-format votes, or both on plain matrices (matched by position)."
         )
-    return pd.Index(earlier_ids).get_indexer(ids)
+    position = {worker: j for j, worker in enumerate(earlier_ids)}
+    return np.array([position.get(worker, -1) for worker in ids], dtype=np.intp)
