@@ -1,5 +1,23 @@
 """What the benchmark scripts need to run competitor libraries in their own interpreter."""
 
+import json
+import os
+import subprocess
+
+
+def run_json_child(command, *, timeout, name="crowd-kit", env=None, width=80):
+    """Run ``command``, a child process that prints its results as JSON on its last line:
+    that dict, or ``{name: "not run: <why>"}`` when the child cannot start, runs past
+    ``timeout`` seconds or fails (the last line of its stderr, cut to ``width``)."""
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, "TQDM_DISABLE": "1", **(env or {})})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {name: f"not run: {exc}"}
+    if out.returncode != 0:
+        return {name: "not run: " + (out.stderr.strip().splitlines() or ["?"])[-1][:width]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
 
 def patch_crowdkit_fitted_check():
     """crowd-kit 1.4.2's Wawa, ZeroBasedSkill and GoldMajorityVote call scikit-learn's

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _competitors import run_json_child  # benchmarks/, first on the script's path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CROWDS = ["snow2008_anger", "snow2008_disgust", "snow2008_fear", "snow2008_joy",
@@ -94,15 +94,8 @@ def run_crowdkit(python, votes):
         path = Path(tmp) / "ratings.npz"
         np.savez(path, task=task, worker=worker, value=votes[task, worker],
                  n_tasks=len(votes))
-        try:
-            out = subprocess.run([python, str(Path(__file__).resolve()), "--crowdkit-child",
-                                  str(path)], capture_output=True, text=True, timeout=600,
-                                 env={**os.environ, "TQDM_DISABLE": "1"})
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return {"crowd-kit": f"not run: {exc}"}
-    if out.returncode != 0:
-        return {"crowd-kit": "not run: " + (out.stderr.strip().splitlines() or ["?"])[-1][:80]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        return run_json_child([python, str(Path(__file__).resolve()), "--crowdkit-child",
+                               str(path)], timeout=600)
 
 
 def r2(pred, gold):

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _competitors import run_json_child  # benchmarks/, first on the script's path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 MIXES = {"honest": (0.0, 0.0), "spammers": (0.3, 0.0), "adversaries": (0.2, 0.2)}
@@ -121,17 +122,10 @@ def run_child(python, library, frame):
         path = Path(tmp) / "comparisons.csv"
         frame.to_csv(path, index=False)
         root = str(Path(__file__).resolve().parents[1])
-        env = {**os.environ, "TQDM_DISABLE": "1",
-               "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        try:
-            out = subprocess.run([python, str(Path(__file__).resolve()), "--child", library,
-                                  str(path)], capture_output=True, text=True, timeout=1200,
-                                 env=env)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return {library: f"not run: {exc}"}
-    if out.returncode != 0:
-        return {library: "not run: " + (out.stderr.strip().splitlines() or ["?"])[-1][:120]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        path_env = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+        return run_json_child([python, str(Path(__file__).resolve()), "--child", library,
+                               str(path)], timeout=1200, name=library,
+                              env={"PYTHONPATH": path_env}, width=120)
 
 
 def evaluate(frame, gold, python):

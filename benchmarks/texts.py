@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _competitors import run_json_child  # benchmarks/, first on the script's path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SPLITS = ("dev-clean", "dev-other", "test-clean", "test-other")
@@ -112,15 +112,8 @@ def run_crowdkit(python, answers, embeddings, n_tasks):
         path = Path(tmp) / "answers.npz"
         np.savez(path, task=task, worker=worker, text=np.array(text, dtype=object),
                  embedding=embeddings, n_tasks=n_tasks)
-        try:
-            out = subprocess.run([python, str(Path(__file__).resolve()), "--crowdkit-child",
-                                  str(path)], capture_output=True, text=True, timeout=3600,
-                                 env={**os.environ, "TQDM_DISABLE": "1"})
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return {"crowd-kit": f"not run: {exc}"}
-    if out.returncode != 0:
-        return {"crowd-kit": "not run: " + (out.stderr.strip().splitlines() or ["?"])[-1][:80]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        return run_json_child([python, str(Path(__file__).resolve()), "--crowdkit-child",
+                               str(path)], timeout=3600)
 
 
 def evaluate(split, data_home, python):
