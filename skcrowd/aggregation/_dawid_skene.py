@@ -274,6 +274,7 @@ class DawidSkene(PriorFromMixin, BaseEM):
         self.prior_strength = prior_strength
 
     _supports_task_priors = True
+    _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
     _Parameters = DawidSkeneParameters
     _Statistics = DawidSkeneStatistics
 
@@ -527,7 +528,8 @@ class WeightedDawidSkene(DawidSkene):
         K = layout.n_classes
         classes = np.arange(K)
         weights = np.exp(log_confusions_t[:, classes, classes])[layout.worker, layout.label]
-        scores = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=weights,
+        scores = np.bincount(layout.task.astype(np.int64) * K + layout.label,
+                             weights=layout.weighted(weights),
                              minlength=layout.n_tasks * K).reshape(layout.n_tasks, K)
         if log_task_priors is not None:
             # read as posteriors under the class priors, which the task priors replace

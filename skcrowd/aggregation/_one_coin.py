@@ -252,6 +252,7 @@ class OneCoinDawidSkene(PriorFromMixin, BaseEM):
     _Parameters = OneCoinParameters
     _Statistics = OneCoinStatistics
     _supports_task_priors = True
+    _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
     _prior_from_models = "OneCoinDawidSkene"
 
     def _earlier_table(self, earlier):

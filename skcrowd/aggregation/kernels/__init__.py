@@ -99,6 +99,7 @@ from ._common import (
     engine_for_votes,
     fit_engine,
     naive_soft_labels,
+    numpy_engine,
     row_argmax,
     safe_log,
 )
@@ -109,6 +110,7 @@ from .dawid_skene import (
     ds_cavity_counts,
     ds_e_step,
     ds_log_confusions,
+    ds_soft_vote_terms,
     ds_vote_share_counts,
     ds_worker_counts,
 )
@@ -146,6 +148,7 @@ __all__ = [
     "AUTO_NUMBA_MIN_VOTES",
     "engine_for_votes",
     "fit_engine",
+    "numpy_engine",
     "safe_log",
     "naive_soft_labels",
     "row_argmax",
@@ -158,6 +161,7 @@ __all__ = [
     "ds_log_confusions",
     "ds_block_statistics",
     "ds_cavity_counts",
+    "ds_soft_vote_terms",
     "glad_block_statistics",
     "glad_gradients",
     "glad_task_difficulties",

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_CHUNK_MEMORY, _MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors,
-                      _normalize_log_rows, _out, _parallel, numba)
+                      _normalize_log_rows, _out, _parallel, numba, safe_log)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba pass)
 _E_STEP, _FUSED, _COUNTS = 0, 1, 2  # what a numba one-coin pass computes (_oc_chunk)
@@ -140,7 +140,7 @@ def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=
     return resp, task_ll
 
 
-def one_coin_agreement(layout, resp, *, per_cell=False):
+def one_coin_agreement(layout, resp, *, per_cell=False, log_ratio=None):
     """Expected agreement of each slot for given posteriors (no E-step).
 
     Used to start EM from initial soft labels; :func:`one_coin_block_statistics`
@@ -153,6 +153,10 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
         Posterior (or any soft label) of each task.
     per_cell : bool, default=False
         Slots are ``(worker, label)`` cells instead of workers.
+    log_ratio : ndarray of shape (n_slots,), default=None
+        With soft votes (weighted rows): the parameters whose answer posteriors weigh each
+        row (an E-step's agreement); None counts each row by its weight (the initial
+        statistics, every answer as likely under each class).
 
     Returns
     -------
@@ -174,7 +178,15 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
     if _engine(layout.n_votes) == "numba":
         return _oc_pass(layout, per_cell, _COUNTS, _oc_n_chunks(layout, per_cell), resp)[0]
     slot, n_slots = _slots(layout, per_cell)
-    return np.bincount(slot, weights=resp[layout.task, layout.label], minlength=n_slots)
+    right = resp[layout.task, layout.label]
+    if layout.weight is not None and log_ratio is not None:
+        # a soft vote's row: its answer's posterior given the true class l, q_l P(l | l) /
+        # sum_l' q_l' P(l' | l), times P(true class l)
+        right *= np.exp(safe_log(layout.weight) + log_ratio[slot]
+                        - _soft_log_ratio(layout, per_cell, log_ratio))
+    else:
+        right = layout.weighted(right)
+    return np.bincount(slot, weights=right, minlength=n_slots)
 
 
 def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
@@ -226,7 +238,8 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
         posteriors, task_ll = one_coin_e_step(layout, log_other, log_ratio, log_class_priors,
                                               per_cell=per_cell, resp=resp,
                                               log_task_priors=log_task_priors)
-        counts = one_coin_agreement(layout, posteriors, per_cell=per_cell)
+        counts = one_coin_agreement(layout, posteriors, per_cell=per_cell,
+                                    log_ratio=log_ratio)
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
     if agreement is not None:
         agreement += counts
@@ -241,9 +254,27 @@ def _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_priors, logits)
     K = layout.n_classes
     slot = _slots(layout, per_cell)[0]
     logits.reshape(-1)[:] = np.bincount(layout.task.astype(np.int64) * K + layout.label,
-                                        weights=log_ratio[slot], minlength=layout.n_tasks * K)
-    logits += np.bincount(layout.task, weights=log_other[slot], minlength=layout.n_tasks)[:, None]
+                                        weights=_soft_log_ratio(layout, per_cell, log_ratio),
+                                        minlength=layout.n_tasks * K)
+    # a soft vote's weights sum to one: its rows add the worker's log_other once
+    logits += np.bincount(layout.task, weights=layout.weighted(log_other[slot]),
+                          minlength=layout.n_tasks)[:, None]
     logits += log_priors
+
+
+def _soft_log_ratio(layout, per_cell, log_ratio):
+    """What each vote adds to its label's logit beyond ``log_other``: ``log_ratio``, or for a
+    row ``(vote, l)`` of weight ``q_l`` of a soft vote, ``log(1 + q_l (exp(log_ratio) - 1))``.
+
+    A soft vote ``q`` is virtual evidence on the answer (as in :func:`.ds_soft_vote_terms`):
+    ``p(q | k) = sum_l q_l P(l | k) = P(other) (1 + q_k (exp(log_ratio) - 1))`` when the
+    wrong answers share one probability (slots are workers; numpy engine)."""
+    ratio = log_ratio[_slots(layout, per_cell)[0]]
+    if layout.weight is None:
+        return ratio
+    if per_cell:
+        raise ValueError("soft votes need one slot per worker (per_cell=False).")
+    return np.log1p(layout.weight * np.expm1(ratio))
 
 
 def _oc_n_chunks(layout, per_cell):
