@@ -9,8 +9,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 
 from skcrowd import SoftVotes, check_votes, soft_votes, soft_votes_from_long
-from skcrowd.aggregation import (GLAD, MACE, BayesianDawidSkene, DawidSkene, MajorityVote,
-                                 OneCoinDawidSkene, WeightedDawidSkene, kernels)
+from skcrowd.aggregation import (GLAD, MACE, AggregatorSelector, BayesianDawidSkene,
+                                 DawidSkene, MajorityVote, OneCoinDawidSkene,
+                                 WeightedDawidSkene, kernels)
 from skcrowd.aggregation.kernels import BlockLayout, ds_block_statistics
 
 SOFT_MODELS = [
@@ -225,11 +226,21 @@ def test_long_errors():
         soft_votes([[5]], classes=[0, 1])
 
 
-@pytest.mark.parametrize("model", [GLAD(), MACE()], ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize("model", [GLAD(), MACE(), AggregatorSelector()],
+                         ids=lambda m: type(m).__name__)
 def test_other_aggregators_refuse_soft_votes(model):
     with pytest.raises(TypeError, match=rf"{type(model).__name__} does not accept soft votes.*"
                                         r"DawidSkene, MajorityVote, OneCoinDawidSkene"):
         model.fit(soft_votes([[0, 1]]))
+
+
+def test_known_tasks_and_task_priors_with_soft_votes():
+    sv = soft_votes([[0, 1], [1, 1], [0, 0]], [[[0.6, 0.4], [0.3, 0.7], [0.9, 0.1]]])
+    ds = DawidSkene(smoothing=1.0)
+    assert ds.fit(sv, y=[1, -1, -1]).fit_predict(sv, y=[1, -1, -1])[0] == 1
+    prior = np.array([[0.0, 1.0], [0.5, 0.5], [0.5, 0.5]])
+    assert_array_equal(ds.fit(sv, task_prior=prior).predict_proba(sv, task_prior=prior)[0],
+                       [0.0, 1.0])
 
 
 def test_hard_vote_readers_refuse_soft_votes():

@@ -68,6 +68,8 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         warm start) checks ``X`` against them. ``allow_no_votes``: accept an
         ``X`` without any observed vote.
         """
+        # soft votes have their own source (_soft_votes_source); here, hard votes only
+        refuse_soft_votes(X, "X", type(self).__name__)
         # validate_data would read a long table (one row per vote) as a votes matrix
         check_not_long_format(X, "X")
         # check_array would drop a masked array's mask, and turns a DataFrame of nullable

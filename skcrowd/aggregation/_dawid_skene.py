@@ -63,6 +63,11 @@ class DawidSkene(PriorFromMixin, BaseEM):
     ``pi`` and ``rho`` from the expected counts (M-step), following
     algorithm 2 of Lefort et al. (2024), appendix A.3, with Dirichlet priors.
 
+    ``X`` may hold soft votes (:class:`~skcrowd.SoftVotes`: a probability
+    vector per vote, a model's ``predict_proba``), read as virtual evidence
+    on the worker's answer: ``p(q | k) = sum_l q_l pi[j, k, l]``, the hard
+    vote's ``pi[j, k, l]`` for a one-hot ``q`` (see :ref:`soft_votes`).
+
     Parameters
     ----------
     n_classes : int, default=None
@@ -448,8 +453,9 @@ class WeightedDawidSkene(DawidSkene):
     Fits :class:`DawidSkene`, then turns each task's votes into the soft label
     ``Norm(sum_j pi[j, k, k] 1{y_ij = k})_k`` (Lefort et al., 2024, appendix
     A.4, eq. 9): a vote for class ``k`` counts as the worker's estimated
-    probability of recognizing class ``k``. A task without votes gets the
-    class priors. ``score`` and ``score_samples`` are those of the fitted
+    probability of recognizing class ``k`` (a soft vote ``q``, see
+    :ref:`soft_votes`: ``q_k pi[j, k, k]`` for each ``k``). A task without
+    votes gets the class priors. ``score`` and ``score_samples`` are those of the fitted
     Dawid-Skene model. Known tasks and ``task_prior`` (see
     :meth:`~DawidSkene.fit`) enter the Dawid-Skene fit; the soft labels are
     then read as posteriors under the class priors that a task's prior

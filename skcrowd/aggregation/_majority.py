@@ -23,6 +23,8 @@ class MajorityVote(BaseAggregator):
     ``random_state``; ``predict_proba`` returns the naive soft labels, the
     vote frequencies of each task (appendix A.1, eq. 6). A task without votes
     gets the class priors: the frequencies of all the votes seen at fit.
+    ``X`` may hold soft votes (:class:`~skcrowd.SoftVotes`): the frequencies
+    are then the sums of the votes' probabilities (see :ref:`soft_votes`).
 
     Majority vote is not a probabilistic model of the votes, so it has no
     likelihood: there is no ``score`` method. Compare it with other
