@@ -80,6 +80,32 @@ class BlockLayout:
         return values if self.weight is None else values * self.weight
 
     @cached_property
+    def soft_rows(self):
+        """The votes of weighted rows (soft votes: one row per class of positive probability,
+        a vote's rows consecutive, :meth:`skcrowd.SoftVotes.to_votes`), built once per fit.
+
+        ``(vote_of_row, vote_task, single, split, split_starts, split_vote, split_log_weight)``:
+        the vote of each row, the task of each vote, the rows that are a whole vote (a one-hot
+        vote), the rows of the votes of several rows, where each of those votes starts among
+        them, which of them each such row belongs to, and the log-weights of these rows.
+        """
+        task, worker = self.task, self.worker
+        new = np.empty(self.n_votes, dtype=bool)
+        new[:1] = True
+        np.not_equal(task[1:], task[:-1], out=new[1:])
+        new[1:] |= worker[1:] != worker[:-1]
+        starts = np.flatnonzero(new)
+        vote_of_row = np.cumsum(new) - 1
+        lengths = np.diff(np.r_[starts, self.n_votes])
+        alone = (lengths == 1)[vote_of_row]
+        split = np.flatnonzero(~alone)
+        split_starts = np.flatnonzero(new[split])
+        split_vote = np.repeat(np.arange(len(split_starts)),
+                               np.diff(np.r_[split_starts, len(split)]))
+        return (vote_of_row, task[starts], np.flatnonzero(alone), split, split_starts,
+                split_vote, np.log(self.weight[split]))
+
+    @cached_property
     def cell(self):
         """``worker * K + label`` of each vote (task order): the row of a vote in a
         ``(n_workers * K, K)`` view of per-worker tables laid out ``[worker, label, class]``."""

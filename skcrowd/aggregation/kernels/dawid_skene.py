@@ -291,6 +291,9 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None, rows=None, n_r
     else:
         step = max(1, _CAVITY_CHUNK // K)
         soft = ds_soft_vote_terms(layout, log_confusions_t)
+        if soft is not None:
+            row_share = np.ones((layout.n_votes, K))
+            row_share[layout.soft_rows[3]] = soft.split_share
         for start in range(0, layout.n_votes, step):
             stop = min(start + step, layout.n_votes)
             task, worker = layout.task[start:stop], layout.worker[start:stop]
@@ -307,7 +310,7 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None, rows=None, n_r
             tied_vote, classes = np.nonzero(tied)
             share = (1.0 / tied.sum(axis=1))[tied_vote]
             if soft is not None:  # a soft vote's row counts as its answer's posterior
-                share *= soft.row_share[start:stop][kept][tied_vote, classes]
+                share *= row_share[start:stop][kept][tied_vote, classes]
             cell = (rows[worker].astype(np.int64) * K + label) * K
             # vote by vote, as the numba pass adds them (bincount would build a table of the
             # whole crowd per chunk of votes)
@@ -320,9 +323,10 @@ class SoftVoteTerms(NamedTuple):
 
     vote_log: np.ndarray
     """``(n_soft, S)``: ``log sum_l q_l P(worker answers l | state k)`` of each soft vote."""
-    row_share: np.ndarray
-    """``(n_rows, S)``: ``q_l P(l | k) / sum_l' q_l' P(l' | k)`` of each row ``(vote, l)``: the
-    posterior of the vote's answer ``l`` given the state ``k``."""
+    split_share: np.ndarray
+    """``(n_split, S)``: ``q_l P(l | k) / sum_l' q_l' P(l' | k)`` of each row ``(vote, l)`` of
+    the votes of several rows (``layout.soft_rows``): the posterior of the vote's answer ``l``
+    given the state ``k`` (1 for a one-hot vote's row)."""
     vote_of_row: np.ndarray
     """``(n_rows,)``: the soft vote of each row."""
     vote_task: np.ndarray
@@ -361,20 +365,24 @@ def ds_soft_vote_terms(layout, log_confusions_t):
     """
     if layout.weight is None:
         return None
-    task, worker = layout.task, layout.worker
-    new = np.empty(layout.n_votes, dtype=bool)
-    new[:1] = True
-    np.not_equal(task[1:], task[:-1], out=new[1:])
-    new[1:] |= worker[1:] != worker[:-1]
-    starts = np.flatnonzero(new)
-    vote_of_row = np.cumsum(new) - 1
-    row_log = safe_log(layout.weight)[:, None] + log_confusions_t[worker, layout.label]
-    top = np.maximum.reduceat(row_log, starts, axis=0)
-    row_share = row_log - top[vote_of_row]
-    np.exp(row_share, out=row_share)
-    total = np.add.reduceat(row_share, starts, axis=0)
-    row_share /= total[vote_of_row]
-    return SoftVoteTerms(np.log(total) + top, row_share, vote_of_row, task[starts])
+    vote_of_row, vote_task, single, split, split_starts, split_vote, log_weight = \
+        layout.soft_rows
+    n_states = log_confusions_t.shape[-1]
+    row_log = np.take(np.ascontiguousarray(log_confusions_t).reshape(-1, n_states), layout.cell,
+                      axis=0)  # log P(l | k) of each row
+    if not len(split):  # one-hot votes only: one row each, of weight one
+        return SoftVoteTerms(row_log, np.empty((0, n_states)), vote_of_row, vote_task)
+    vote_log = np.empty((len(vote_task), n_states))
+    vote_log[vote_of_row[single]] = row_log[single]
+    split_log = row_log[split]
+    split_log += log_weight[:, None]
+    top = np.maximum.reduceat(split_log, split_starts, axis=0)
+    split_log -= top[split_vote]
+    np.exp(split_log, out=split_log)
+    total = np.add.reduceat(split_log, split_starts, axis=0)
+    split_log /= total[split_vote]
+    vote_log[vote_of_row[split[split_starts]]] = np.log(total) + top
+    return SoftVoteTerms(vote_log, split_log, vote_of_row, vote_task)
 
 
 def _ds_soft_posteriors(layout, terms, log_priors, resp, task_ll):
@@ -392,7 +400,9 @@ def _ds_soft_counts(layout, terms, resp):
     row's answer posterior times its task's posterior), soft votes."""
     K, n_states = layout.n_classes, resp.shape[1]
     cell = layout.cell.astype(np.int64)[:, None] * n_states + np.arange(n_states)
-    return np.bincount(cell.reshape(-1), weights=(terms.row_share * resp[layout.task]).reshape(-1),
+    answers = np.take(resp, layout.task, axis=0)
+    answers[layout.soft_rows[3]] *= terms.split_share
+    return np.bincount(cell.reshape(-1), weights=answers.reshape(-1),
                        minlength=layout.n_workers * K * n_states).reshape(
                            layout.n_workers, K, n_states)
 
