@@ -9,7 +9,7 @@ import importlib
 
 from .votes import (LongVotes, SoftVotes, Votes, aggregate_long, check_not_long_format,
                     check_votes, votes_from_long, votes_to_long)
-from .soft_votes import soft_votes, soft_votes_from_long
+from ._soft_votes import soft_votes, soft_votes_from_long
 
 __version__ = "0.1.0.dev0"
 

@@ -28,7 +28,7 @@ LAYERS = [
     # the votes: their validation and formats (soft votes too), and the kernels' index arrays
     # of a block of votes (BlockLayout), which the backends build per block; the import of an
     # optional dependency, failing with the extra that installs it
-    ("votes", ["skcrowd.votes", "skcrowd.soft_votes", "skcrowd._layout", "skcrowd._optional"]),
+    ("votes", ["skcrowd.votes", "skcrowd._soft_votes", "skcrowd._layout", "skcrowd._optional"]),
     # where the votes live: memory, out-of-core files, Dask
     ("backends", ["skcrowd.backends"]),
     # the numerics of the EM models (numpy and numba)

@@ -1,4 +1,5 @@
-"""Soft votes: probability vectors as votes (skcrowd.soft_votes and the aggregators)."""
+"""Soft votes: probability vectors as votes (skcrowd.SoftVotes, soft_votes, soft_votes_from_long)
+and the aggregators that take them."""
 
 import pickle
 import warnings
