@@ -7,7 +7,7 @@ probability vector: ``q ~ Dirichlet(alpha + e_gold)``, so that ``P(gold = k | q)
 under uniform classes, with ``alpha`` set (by bisection on 20000 draws) so that the argmax
 of ``q`` is right with the target accuracy (``--accuracy``, default 0.6 and 0.75; the models
 are independent given the gold label). Each aggregator (``DawidSkene``,
-``OneCoinDawidSkene``, ``MajorityVote``) is fitted on: the humans only; the humans and the
+``OneCoinDawidSkene``, ``MACE``, ``MajorityVote``) is fitted on: the humans only; the humans and the
 models' votes hardened (each model's argmax as a hard vote: what a user without soft votes
 would do); the humans and the models' soft votes. Scores are accuracy on gold, ties of the
 posterior counted as a uniform pick. ``--seeds`` draws of the models per crowd (default 3);
@@ -101,9 +101,10 @@ def main(argv=None):
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
 
-    from skcrowd.aggregation import DawidSkene, MajorityVote, OneCoinDawidSkene
+    from skcrowd.aggregation import MACE, DawidSkene, MajorityVote, OneCoinDawidSkene
 
-    aggregators = {"DS": DawidSkene, "one-coin": OneCoinDawidSkene, "MV": MajorityVote}
+    aggregators = {"DS": DawidSkene, "one-coin": OneCoinDawidSkene, "MACE": MACE,
+                   "MV": MajorityVote}
     folders = args.data or [str(SHARED_DATA / name) for name in CROWDS]
     rows, start = [], time.perf_counter()
     for folder in folders:

@@ -129,13 +129,14 @@ from .glad import (
 )
 from . import _compile
 from .kos import kos_iteration
-from .mace import mace_expected_counts, mace_vote_tables
+from .mace import mace_expected_counts, mace_soft_counts, mace_vote_tables
 from .mmsr import msr_rows, msr_step, worker_agreement
 from .one_coin import (
     OneCoinBlockStatistics,
     one_coin_agreement,
     one_coin_block_statistics,
     one_coin_e_step,
+    one_coin_soft_terms,
 )
 from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
@@ -180,8 +181,10 @@ __all__ = [
     "dirichlet_posterior_kl",
     "OneCoinBlockStatistics",
     "one_coin_e_step",
+    "one_coin_soft_terms",
     "one_coin_agreement",
     "one_coin_block_statistics",
     "mace_vote_tables",
     "mace_expected_counts",
+    "mace_soft_counts",
 ]
