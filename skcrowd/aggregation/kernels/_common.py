@@ -204,6 +204,28 @@ def _log_priors(layout, log_class_priors, log_task_priors):
     return np.ascontiguousarray(log_task_priors, dtype=np.float64)
 
 
+def _soft_vote_logsumexp(layout, row_log):
+    """Per soft vote of a block of weighted rows (:attr:`BlockLayout.soft_rows`): ``log sum
+    over its rows of weight * exp(row_log)``, and the share of each row of the votes of several
+    rows, ``weight * exp(row_log) / that sum``. ``row_log``: ``(n_rows,)`` or ``(n_rows, S)``;
+    a one-hot vote's sum is its row's value, exactly."""
+    vote_of_row, vote_task, single, split, split_starts, split_vote, log_weight = \
+        layout.soft_rows
+    per_vote = np.empty((len(vote_task),) + row_log.shape[1:])
+    per_vote[vote_of_row[single]] = row_log[single]
+    split_log = row_log[split]
+    split_log += log_weight.reshape((-1,) + (1,) * (row_log.ndim - 1))
+    if not len(split):
+        return per_vote, split_log
+    top = np.maximum.reduceat(split_log, split_starts, axis=0)
+    split_log -= top[split_vote]
+    np.exp(split_log, out=split_log)
+    total = np.add.reduceat(split_log, split_starts, axis=0)
+    split_log /= total[split_vote]
+    per_vote[vote_of_row[split[split_starts]]] = np.log(total) + top
+    return per_vote, split_log
+
+
 def _out(resp, layout, n_columns=None):
     shape = (layout.n_tasks, layout.n_classes if n_columns is None else n_columns)
     if resp is None:

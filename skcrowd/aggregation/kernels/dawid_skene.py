@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _normalize_log_rows,
-                      _out, _parallel, naive_soft_labels, numba, safe_log)
+                      _out, _parallel, _soft_vote_logsumexp, naive_soft_labels, numba, safe_log)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
 _CAVITY_CHUNK = 2**20  # floats of leave-one-out logits per chunk of votes (ds_cavity_counts)
@@ -365,24 +365,11 @@ def ds_soft_vote_terms(layout, log_confusions_t):
     """
     if layout.weight is None:
         return None
-    vote_of_row, vote_task, single, split, split_starts, split_vote, log_weight = \
-        layout.soft_rows
     n_states = log_confusions_t.shape[-1]
     row_log = np.take(np.ascontiguousarray(log_confusions_t).reshape(-1, n_states), layout.cell,
                       axis=0)  # log P(l | k) of each row
-    if not len(split):  # one-hot votes only: one row each, of weight one
-        return SoftVoteTerms(row_log, np.empty((0, n_states)), vote_of_row, vote_task)
-    vote_log = np.empty((len(vote_task), n_states))
-    vote_log[vote_of_row[single]] = row_log[single]
-    split_log = row_log[split]
-    split_log += log_weight[:, None]
-    top = np.maximum.reduceat(split_log, split_starts, axis=0)
-    split_log -= top[split_vote]
-    np.exp(split_log, out=split_log)
-    total = np.add.reduceat(split_log, split_starts, axis=0)
-    split_log /= total[split_vote]
-    vote_log[vote_of_row[split[split_starts]]] = np.log(total) + top
-    return SoftVoteTerms(vote_log, split_log, vote_of_row, vote_task)
+    vote_log, split_share = _soft_vote_logsumexp(layout, row_log)
+    return SoftVoteTerms(vote_log, split_share, *layout.soft_rows[:2])
 
 
 def _ds_soft_posteriors(layout, terms, log_priors, resp, task_ll):

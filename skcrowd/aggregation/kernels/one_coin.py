@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_CHUNK_MEMORY, _MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors,
-                      _normalize_log_rows, _out, _parallel, numba)
+                      _normalize_log_rows, _out, _parallel, _soft_vote_logsumexp, numba)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba pass)
 _E_STEP, _FUSED, _COUNTS = 0, 1, 2  # what a numba one-coin pass computes (_oc_chunk)
@@ -313,19 +313,10 @@ def one_coin_soft_terms(layout, log_other, log_ratio, *, per_cell=False):
     """
     if layout.weight is None:
         return None
-    vote_of_row, _, single, split, split_starts, split_vote, log_weight = layout.soft_rows
     slot = _slots(layout, per_cell)[0]
-    row_log = log_other[slot]  # log w + log_other of each row, then less its vote's base
-    vote_base = np.empty(len(layout.soft_rows[1]))
-    vote_base[vote_of_row[single]] = row_log[single]
-    if len(split):
-        split_log = row_log[split] + log_weight
-        top = np.maximum.reduceat(split_log, split_starts)
-        total = np.add.reduceat(np.exp(split_log - top[split_vote]), split_starts)
-        vote_base[vote_of_row[split[split_starts]]] = np.log(total) + top
-        row_log = row_log.copy()
-        row_log[split] = split_log
-    row_share = np.exp(row_log - vote_base[vote_of_row])
+    vote_base, split_share = _soft_vote_logsumexp(layout, log_other[slot])
+    row_share = np.ones(layout.n_votes)
+    row_share[layout.soft_rows[3]] = split_share
     ratio = log_ratio[slot]
     row_term = np.log1p(row_share * np.expm1(ratio))
     return OneCoinSoftTerms(vote_base, row_share, row_term,
