@@ -133,6 +133,25 @@ def test_one_coin_soft_vote_likelihood_by_hand():
     assert_allclose(model.predict_proba(soft_votes(proba=[[q]])), [post / post.sum()])
 
 
+@pytest.mark.parametrize("model", SOFT_MODELS[1:5], ids=lambda m: repr(m))
+def test_soft_fits_follow_tasks_and_workers(model):
+    # the model does not depend on the order of the tasks or of the workers
+    _, sv = _mixed_crowd(1, n_tasks=150)
+    rng = np.random.RandomState(0)
+    tasks, workers = rng.permutation(sv.n_tasks), rng.permutation(sv.n_workers)
+    new_task, new_worker = np.argsort(tasks), np.argsort(workers)
+    moved = SoftVotes(new_task[sv.task], new_worker[sv.worker], sv.proba, sv.n_tasks,
+                      sv.n_workers, sv.classes)
+    order = np.lexsort((moved.worker, moved.task))
+    moved = SoftVotes(moved.task[order], moved.worker[order], moved.proba[order], sv.n_tasks,
+                      sv.n_workers, sv.classes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        proba = clone(model).fit(sv).predict_proba(sv)
+        moved_proba = clone(model).fit(moved).predict_proba(moved)
+    assert_allclose(moved_proba[new_task], proba, atol=1e-8)
+
+
 # -- recovery -------------------------------------------------------------------------------
 
 
