@@ -7,8 +7,9 @@ torch are imported lazily, so ``import skcrowd`` never imports torch.
 
 import importlib
 
-from .votes import (LongVotes, Votes, aggregate_long, check_not_long_format, check_votes,
-                    votes_from_long, votes_to_long)
+from .votes import (LongVotes, SoftVotes, Votes, aggregate_long, check_not_long_format,
+                    check_votes, votes_from_long, votes_to_long)
+from ._soft_votes import soft_votes, soft_votes_from_long
 
 __version__ = "0.1.0.dev0"
 
@@ -107,6 +108,9 @@ __all__ = [
     "aggregate_long",
     "votes_from_long",
     "votes_to_long",
+    "SoftVotes",
+    "soft_votes",
+    "soft_votes_from_long",
     *_LAZY,
 ]
 

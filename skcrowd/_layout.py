@@ -40,6 +40,10 @@ class BlockLayout:
         Votes of task ``i`` are ``indptr[i]:indptr[i + 1]``.
     worker, label : ndarray of shape (n_votes,)
         Worker and class index of each vote, in task order.
+    weight : ndarray of shape (n_votes,) or None
+        Weight of each vote (soft votes, see :attr:`skcrowd.Votes.weight`), None when every
+        vote weighs one. Only the numpy engine reads it: an estimator fitting weighted votes
+        runs its kernels within :func:`~skcrowd.aggregation.kernels.numpy_engine`.
 
     Examples
     --------
@@ -61,6 +65,7 @@ class BlockLayout:
         index = _index_dtype(max(self.n_tasks, self.n_workers, self.n_votes))
         self.worker = votes.worker.astype(index)
         self.label = votes.label.astype(np.int32)
+        self.weight = votes.weight
 
     @cached_property
     def task(self):
@@ -68,6 +73,37 @@ class BlockLayout:
         return np.repeat(
             np.arange(self.n_tasks, dtype=self.worker.dtype), np.diff(self.task_indptr)
         )
+
+    def weighted(self, values):
+        """``values`` (one per vote, task order) times the votes' weights; themselves when
+        the votes have none (hard votes)."""
+        return values if self.weight is None else values * self.weight
+
+    @cached_property
+    def soft_rows(self):
+        """The votes of weighted rows (soft votes: one row per class of positive probability,
+        a vote's rows consecutive, :meth:`skcrowd.SoftVotes.to_votes`), built once per fit.
+
+        ``(vote_of_row, vote_task, single, split, split_starts, split_vote, split_log_weight)``:
+        the vote of each row, the task of each vote, the rows that are a whole vote (a one-hot
+        vote), the rows of the votes of several rows, where each of those votes starts among
+        them, which of them each such row belongs to, and the log-weights of these rows.
+        """
+        task, worker = self.task, self.worker
+        new = np.empty(self.n_votes, dtype=bool)
+        new[:1] = True
+        np.not_equal(task[1:], task[:-1], out=new[1:])
+        new[1:] |= worker[1:] != worker[:-1]
+        starts = np.flatnonzero(new)
+        vote_of_row = np.cumsum(new) - 1
+        lengths = np.diff(np.r_[starts, self.n_votes])
+        alone = (lengths == 1)[vote_of_row]
+        split = np.flatnonzero(~alone)
+        split_starts = np.flatnonzero(new[split])
+        split_vote = np.repeat(np.arange(len(split_starts)),
+                               np.diff(np.r_[split_starts, len(split)]))
+        return (vote_of_row, task[starts], np.flatnonzero(alone), split, split_starts,
+                split_vote, np.log(self.weight[split]))
 
     @cached_property
     def cell(self):
@@ -79,7 +115,8 @@ class BlockLayout:
     @cached_property
     def cell_counts(self):
         """Number of votes of each ``(worker, label)`` cell, at ``worker * K + label``."""
-        return np.bincount(self.cell, minlength=self.n_workers * self.n_classes).astype(np.float64)
+        return np.bincount(self.cell, weights=self.weight,
+                           minlength=self.n_workers * self.n_classes).astype(np.float64)
 
     @cached_property
     def worker_order(self):
@@ -123,11 +160,12 @@ class BlockLayout:
 
     @cached_property
     def indicator(self):
-        """CSR ``(n_tasks, n_workers * K)``: one 1 per vote, at column ``worker * K + label``."""
+        """CSR ``(n_tasks, n_workers * K)``: one 1 (the vote's weight) per vote, at column
+        ``worker * K + label``."""
         cols = self.worker.astype(np.int64) * self.n_classes + self.label
+        data = np.ones(self.n_votes) if self.weight is None else self.weight
         return sp.csr_array(
-            (np.ones(self.n_votes), cols.astype(_index_dtype(self.n_workers * self.n_classes)),
-             self.task_indptr),
+            (data, cols.astype(_index_dtype(self.n_workers * self.n_classes)), self.task_indptr),
             shape=(self.n_tasks, self.n_workers * self.n_classes),
         )
 

@@ -23,6 +23,7 @@ from ._optional import import_optional
 
 __all__ = [
     "Votes",
+    "SoftVotes",
     "check_votes",
     "votes_from_long",
     "votes_to_long",
@@ -32,8 +33,20 @@ __all__ = [
 ]
 
 
+class _Observed:
+    """What hard and soft votes share: observed (task, worker) pairs sorted by task."""
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_votes(self) -> int:
+        return len(self.task)
+
+
 @dataclass(frozen=True, eq=False)
-class Votes:
+class Votes(_Observed):
     """Observed votes as (task, worker, label) triplets sorted by task.
 
     Parameters
@@ -48,6 +61,10 @@ class Votes:
         Shape of the votes matrix the triplets came from.
     classes : ndarray of shape (n_classes,)
         The original label of each class index.
+    weight : ndarray of shape (n_votes,) or None, default=None
+        Weight of each triplet: None for hard votes (every weight one); the probability of
+        the label in a soft vote (:meth:`SoftVotes.to_votes`, one triplet per class of
+        positive probability). ``counts`` and the kernels' layouts read it.
 
     Examples
     --------
@@ -67,20 +84,16 @@ class Votes:
     n_tasks: int
     n_workers: int
     classes: np.ndarray
-
-    @property
-    def n_classes(self) -> int:
-        return len(self.classes)
-
-    @property
-    def n_votes(self) -> int:
-        return len(self.task)
+    weight: np.ndarray | None = None
 
     def counts(self, weights=None) -> np.ndarray:
         """Per-task vote counts, shape ``(n_tasks, n_classes)``.
 
-        ``weights`` (one per vote) gives weighted counts.
+        ``weights`` (one per vote) gives weighted counts; the votes' own ``weight`` (soft
+        votes) multiplies them.
         """
+        if self.weight is not None:
+            weights = self.weight if weights is None else weights * self.weight
         flat = self.task * self.n_classes + self.label
         out = np.bincount(flat, weights=weights, minlength=self.n_tasks * self.n_classes)
         return out.astype(np.float64, copy=False).reshape(self.n_tasks, self.n_classes)
@@ -125,7 +138,95 @@ class Votes:
             n_tasks=len(rows),
             n_workers=self.n_workers,
             classes=self.classes,
+            weight=None if self.weight is None else self.weight[idx],
         )
+
+
+@dataclass(frozen=True, eq=False)
+class SoftVotes(_Observed):
+    """Observed soft votes: ``(task, worker)`` pairs sorted by task, a probability vector each.
+
+    Build it with :func:`soft_votes` or :func:`soft_votes_from_long`, which check it; the
+    aggregators that accept soft votes take it as ``X`` (see :ref:`soft_votes`).
+
+    Parameters
+    ----------
+    task : ndarray of shape (n_obs,), dtype int64
+        Task (row) index of each vote, non-decreasing; the workers of a task increase.
+    worker : ndarray of shape (n_obs,), dtype int64
+        Worker (column) index of each vote.
+    proba : ndarray of shape (n_obs, n_classes), dtype float64
+        Probability of each class in each vote: non-negative, rows summing to one.
+    n_tasks, n_workers : int
+        Number of tasks and workers.
+    classes : ndarray of shape (n_classes,)
+        The label of each column of ``proba``.
+    tasks, workers : ndarray or None
+        Original ids of the tasks and workers (long format), or None (row and column
+        numbers). Aggregators fitted on soft votes with task ids key their per-task outputs
+        by them, as for long-format votes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import soft_votes
+    >>> sv = soft_votes([[0, -1], [1, 1]], [[[0.9, 0.1], [0.2, 0.8]]])
+    >>> sv.task, sv.worker
+    (array([0, 0, 1, 1, 1]), array([0, 2, 0, 1, 2]))
+    >>> sv.proba[:2]
+    array([[1. , 0. ],
+           [0.9, 0.1]])
+    >>> sv.harden().proba[:2]  # each vote's most probable class, one-hot
+    array([[1., 0.],
+           [1., 0.]])
+    """
+
+    task: np.ndarray
+    worker: np.ndarray
+    proba: np.ndarray
+    n_tasks: int
+    n_workers: int
+    classes: np.ndarray
+    tasks: np.ndarray | None = None
+    workers: np.ndarray | None = None
+
+    def to_votes(self) -> Votes:
+        """The weighted triplets the kernels read: one ``(task, worker, label)`` row per
+        positive entry of ``proba``, of weight that probability (:attr:`Votes.weight`).
+
+        A one-hot soft vote gives one row of weight 1, the hard vote's triplet.
+        """
+        vote, label = np.nonzero(self.proba)  # row-major: task order, then worker, then label
+        return Votes(task=self.task[vote], worker=self.worker[vote],
+                     label=label.astype(np.int64), n_tasks=self.n_tasks,
+                     n_workers=self.n_workers, classes=self.classes,
+                     weight=self.proba[vote, label])
+
+    def harden(self) -> "SoftVotes":
+        """The same votes hardened: each one-hot at its most probable class (the first of
+        tied ones), as if the workers had given labels."""
+        hard = np.zeros_like(self.proba)
+        hard[np.arange(self.n_votes), np.argmax(self.proba, axis=1)] = 1.0
+        return SoftVotes(self.task, self.worker, hard, self.n_tasks, self.n_workers,
+                         self.classes, self.tasks, self.workers)
+
+
+def refuse_soft_votes(votes, name="votes", who=None):
+    """TypeError if ``votes`` is a :class:`SoftVotes` where hard votes are read.
+
+    ``who``: the estimator that refuses them (default: hard votes are expected of ``name``).
+    The message names the aggregators that accept soft votes (read from the aggregation
+    package when it is imported: the votes know nothing of the estimators above them).
+    """
+    if not isinstance(votes, SoftVotes):
+        return
+    base = sys.modules.get("skcrowd.aggregation._base")
+    accepting = base._aggregators_with("_accepts_soft_votes") if base is not None else None
+    head = (f"{who} does not accept soft votes" if who is not None
+            else f"{name} must be hard votes (a votes matrix)")
+    raise TypeError(
+        f"{head}, and {name} is a SoftVotes. The aggregators that accept soft votes (as X): "
+        f"{accepting or 'see the soft votes section of the votes format page'}.")
 
 
 # ---------------------------------------------------------------------------
@@ -771,6 +872,7 @@ def check_votes(
     >>> v.classes.tolist(), v.label.tolist()
     (['cat', 'dog'], [0, 1, 0])
     """
+    refuse_soft_votes(votes, name)
     check_not_long_format(votes, name)
     _validate_missing_label(missing_label)
     if n_classes is not None and (

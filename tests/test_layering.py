@@ -25,10 +25,10 @@ PACKAGE_DIR = Path(skcrowd.__file__).parent
 # above: the votes know nothing of the backends, the backends nothing of the
 # kernels, the kernels nothing of the estimators built on them.
 LAYERS = [
-    # the votes: their validation and formats, and the kernels' index arrays of a
-    # block of votes (BlockLayout), which the backends build per block; the import of an
+    # the votes: their validation and formats (soft votes too), and the kernels' index arrays
+    # of a block of votes (BlockLayout), which the backends build per block; the import of an
     # optional dependency, failing with the extra that installs it
-    ("votes", ["skcrowd.votes", "skcrowd._layout", "skcrowd._optional"]),
+    ("votes", ["skcrowd.votes", "skcrowd._soft_votes", "skcrowd._layout", "skcrowd._optional"]),
     # where the votes live: memory, out-of-core files, Dask
     ("backends", ["skcrowd.backends"]),
     # the numerics of the EM models (numpy and numba)

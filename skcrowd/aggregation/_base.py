@@ -21,7 +21,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, v
 from .._optional import import_optional
 from ..backends import MemoryVotes
 from ..backends._dispatch import BACKENDS, is_long_format, open_votes
-from ..votes import _as_array, _nan_marks_missing, check_not_long_format, check_votes
+from ..votes import (SoftVotes, _as_array, _nan_marks_missing, check_not_long_format,
+                     check_votes, refuse_soft_votes)
 from .kernels import row_argmax
 
 
@@ -44,6 +45,8 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
 
     #: the votes are ``X`` (what :func:`skcrowd.aggregate_long` asks of an aggregator)
     _votes_as_X = True
+    #: ``X`` may be soft votes (:class:`skcrowd.SoftVotes`): the model reads weighted votes
+    _accepts_soft_votes = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -65,6 +68,8 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         warm start) checks ``X`` against them. ``allow_no_votes``: accept an
         ``X`` without any observed vote.
         """
+        # soft votes have their own source (_soft_votes_source); here, hard votes only
+        refuse_soft_votes(X, "X", type(self).__name__)
         # validate_data would read a long table (one row per vote) as a votes matrix
         check_not_long_format(X, "X")
         # check_array would drop a masked array's mask, and turns a DataFrame of nullable
@@ -101,6 +106,8 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         according to ``backend``. ``reset=True`` records ``classes_``,
         ``n_features_in_`` and, for long-format votes, ``worker_ids_``.
         """
+        if isinstance(X, SoftVotes):
+            return self._soft_votes_source(X, reset=reset), False
         if not is_long_format(X):
             if self.backend in ("outofcore", "dask"):
                 raise ValueError(
@@ -122,6 +129,41 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
         return open_votes(X, self.backend, classes=self.classes_, name="X",
                           worker_ids=getattr(self, "worker_ids_",
                                              np.arange(self.n_features_in_)))
+
+    def _soft_votes_source(self, X, *, reset):
+        """The source of the soft votes ``X`` (in memory: weighted triplets, one per class of
+        positive probability); ``reset=True`` records ``classes_``, ``n_features_in_`` and
+        ``worker_ids_`` (the ids of ``X``, when it has them), else checks ``X`` against them."""
+        if not self._accepts_soft_votes:
+            refuse_soft_votes(X, "X", type(self).__name__)
+        if self.backend not in ("auto", "memory"):
+            raise ValueError(f"soft votes are held in memory; backend={self.backend!r} needs "
+                             "long-format hard votes.")
+        if reset:
+            if self.n_classes is not None and self.n_classes != X.n_classes:
+                raise ValueError(f"n_classes={self.n_classes} but the soft votes X have "
+                                 f"{X.n_classes} classes {X.classes.tolist()!r}.")
+            self.classes_ = X.classes
+            self.n_features_in_ = X.n_workers
+            self.__dict__.pop("feature_names_in_", None)
+            if X.workers is None:
+                self.__dict__.pop("worker_ids_", None)
+            else:
+                self.worker_ids_ = X.workers
+        else:
+            check_is_fitted(self)
+            fitted_ids = getattr(self, "worker_ids_", None)
+            if (len(X.classes) != len(self.classes_)
+                    or not np.array_equal(X.classes, self.classes_)):
+                raise ValueError(f"the soft votes X have the classes {X.classes.tolist()!r}; "
+                                 f"the estimator was fitted on {self.classes_.tolist()!r}.")
+            if X.n_workers != self.n_features_in_ or (
+                    fitted_ids is not None and X.workers is not None
+                    and not np.array_equal(X.workers, fitted_ids)):
+                raise ValueError(f"the soft votes X have {X.n_workers} workers; the estimator "
+                                 f"was fitted on {self.n_features_in_} (the same workers, "
+                                 "in the same order, are needed).")
+        return MemoryVotes(X.to_votes(), worker_ids=X.workers, task_ids=X.tasks)
 
     def _votes_for_prediction(self, X):
         check_is_fitted(self)
@@ -265,6 +307,21 @@ class BaseAggregator(TransformerMixin, BaseEstimator, metaclass=ABCMeta):
             "_vote_log_likelihood (for an EM model: _vote_log_proba); see the Notes of "
             "skcrowd.aggregation._em.BaseEM."
         )
+
+
+def _aggregators_with(flag):
+    """skcrowd's public aggregators whose class attribute ``flag`` is set, as "A, B and C" in
+    name order: the subclasses of ``BaseAggregator`` defined in skcrowd.aggregation (all
+    imported by then: the package imports every model)."""
+    found, todo = set(), [BaseAggregator]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if (getattr(cls, flag, False) and not cls.__name__.startswith("_")
+                and cls.__module__.startswith("skcrowd.aggregation.")):
+            found.add(cls.__name__)
+    names = sorted(found)
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _is_pandas_frame(X):

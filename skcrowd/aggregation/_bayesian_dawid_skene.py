@@ -59,7 +59,9 @@ class BayesianDawidSkene(DawidSkene):
     from it (``prior_concentration_``, in pseudo-votes). A worker with three
     votes is thus pulled toward the crowd's typical confusion, a prolific one
     is fitted to their own votes, and how strongly is learned from the data
-    instead of fixed (:class:`DawidSkene`'s ``smoothing``).
+    instead of fixed (:class:`DawidSkene`'s ``smoothing``). ``X`` may hold
+    soft votes (:class:`~skcrowd.SoftVotes`), read as in :class:`DawidSkene`
+    with ``exp E_q[log pi]`` (see :ref:`soft_votes`).
 
     This is independent Bayesian classifier combination (IBCC; Kim &
     Ghahramani, 2012) with its variational inference (Simpson et al., 2013),

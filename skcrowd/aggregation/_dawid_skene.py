@@ -63,6 +63,11 @@ class DawidSkene(PriorFromMixin, BaseEM):
     ``pi`` and ``rho`` from the expected counts (M-step), following
     algorithm 2 of Lefort et al. (2024), appendix A.3, with Dirichlet priors.
 
+    ``X`` may hold soft votes (:class:`~skcrowd.SoftVotes`: a probability
+    vector per vote, a model's ``predict_proba``), read as virtual evidence
+    on the worker's answer: ``p(q | k) = sum_l q_l pi[j, k, l]``, the hard
+    vote's ``pi[j, k, l]`` for a one-hot ``q`` (see :ref:`soft_votes`).
+
     Parameters
     ----------
     n_classes : int, default=None
@@ -274,6 +279,7 @@ class DawidSkene(PriorFromMixin, BaseEM):
         self.prior_strength = prior_strength
 
     _supports_task_priors = True
+    _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
     _Parameters = DawidSkeneParameters
     _Statistics = DawidSkeneStatistics
 
@@ -447,8 +453,9 @@ class WeightedDawidSkene(DawidSkene):
     Fits :class:`DawidSkene`, then turns each task's votes into the soft label
     ``Norm(sum_j pi[j, k, k] 1{y_ij = k})_k`` (Lefort et al., 2024, appendix
     A.4, eq. 9): a vote for class ``k`` counts as the worker's estimated
-    probability of recognizing class ``k``. A task without votes gets the
-    class priors. ``score`` and ``score_samples`` are those of the fitted
+    probability of recognizing class ``k`` (a soft vote ``q``, see
+    :ref:`soft_votes`: ``q_k pi[j, k, k]`` for each ``k``). A task without
+    votes gets the class priors. ``score`` and ``score_samples`` are those of the fitted
     Dawid-Skene model. Known tasks and ``task_prior`` (see
     :meth:`~DawidSkene.fit`) enter the Dawid-Skene fit; the soft labels are
     then read as posteriors under the class priors that a task's prior
@@ -527,7 +534,8 @@ class WeightedDawidSkene(DawidSkene):
         K = layout.n_classes
         classes = np.arange(K)
         weights = np.exp(log_confusions_t[:, classes, classes])[layout.worker, layout.label]
-        scores = np.bincount(layout.task.astype(np.int64) * K + layout.label, weights=weights,
+        scores = np.bincount(layout.task.astype(np.int64) * K + layout.label,
+                             weights=layout.weighted(weights),
                              minlength=layout.n_tasks * K).reshape(layout.n_tasks, K)
         if log_task_priors is not None:
             # read as posteriors under the class priors, which the task priors replace

@@ -45,7 +45,8 @@ from ._task_draws import _TaskDraws
 from ._task_priors import (_by_task, _check_task_prior, _log_task_priors,
                            _models_with_task_priors, _prior_kwargs, _task_keys, _TaskPriors,
                            _weigh_by_priors)
-from .kernels import BlockLayout, fit_engine, naive_soft_labels, row_argmax, safe_log
+from .kernels import (BlockLayout, fit_engine, naive_soft_labels, numpy_engine, row_argmax,
+                      safe_log)
 
 
 # The axis of each field of a model's parameter and statistic NamedTuples (BaseEM._Parameters,
@@ -353,7 +354,9 @@ class BaseEM(BaseAggregator):
             try:
                 source, priors = self._task_priors(source, X, y, task_prior, reset=not warm)
                 # ENGINE="auto": one engine for the whole fit
-                with fit_engine(source.n_votes, numpy_while_cold=self._numpy_while_cold):
+                # weighted (soft) votes: the numpy kernels, the ones that read weights
+                with fit_engine(source.n_votes, numpy_while_cold=self._numpy_while_cold), \
+                        numpy_engine(_weighted(source)):
                     labels = self._fit_source(source, warm, priors)
                 return self._task_output(source, labels, X)
             finally:
@@ -584,7 +587,7 @@ class BaseEM(BaseAggregator):
             resp[:] = draws.flat_dirichlet(0, 1, resp.shape[1])[:, 0]
             return
         naive_soft_labels(layout.task, layout.label, layout.n_tasks, _vote_frequencies(layout),
-                          out=resp)
+                          weights=layout.weight, out=resp)
 
     # -- prediction -------------------------------------------------------------
 
@@ -595,8 +598,9 @@ class BaseEM(BaseAggregator):
             _, priors = self._task_priors(source, X, None, task_prior, reset=False)
             params = self._reorder_workers(self._fitted_parameters(), source.worker_order)
             tables, shared = self._split_parameters(params)
-            out = source.map_tasks(fn, tables, (clone(self), shared, priors),
-                                   columns=self.classes_)
+            with numpy_engine(_weighted(source)):
+                out = source.map_tasks(fn, tables, (clone(self), shared, priors),
+                                       columns=self.classes_)
             return self._task_output(source, out, X)
         finally:
             if owned:
@@ -705,6 +709,11 @@ class BaseEM(BaseAggregator):
 # -- block functions (module level: they run on Dask workers too) ----------------------------
 
 
+def _weighted(source):
+    """Whether the votes of ``source`` are weighted (soft votes, held in memory)."""
+    return isinstance(source, MemoryVotes) and source.block.votes.weight is not None
+
+
 def _is_distributed(source):
     return hasattr(source, "client")
 
@@ -735,7 +744,7 @@ def _block_parameters(model, tables, shared, task_params=None):
 def _vote_frequencies(layout):
     """Frequencies of the classes among a block's votes: the naive soft label of a task
     without votes."""
-    frequencies = np.bincount(layout.label, minlength=layout.n_classes)
+    frequencies = np.bincount(layout.label, weights=layout.weight, minlength=layout.n_classes)
     return frequencies / frequencies.sum()
 
 

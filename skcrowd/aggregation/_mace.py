@@ -14,8 +14,9 @@ from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_pr
 from ._one_coin import class_log_priors, class_prior_term
 from ._prior_from import PriorFromMixin
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
-                      mace_vote_tables, one_coin_agreement, one_coin_block_statistics,
-                      one_coin_e_step, safe_log)
+                      mace_soft_counts, mace_vote_tables, one_coin_agreement,
+                      one_coin_block_statistics, one_coin_e_step, one_coin_soft_terms,
+                      safe_log)
 
 
 class MACEParameters(NamedTuple):
@@ -65,6 +66,9 @@ class MACE(PriorFromMixin, BaseEM):
     and ``theta_j`` is the worker's *competence*. A spammer (``theta_j`` near
     0) is found whatever its strategy: always the same label, or random
     labels in any proportions.
+    ``X`` may hold soft votes (:class:`~skcrowd.SoftVotes`), virtual evidence
+    on the answer: ``p(q | t) = theta_j q_t + (1 - theta_j) sum_b q_b xi_j[b]``
+    (see :ref:`soft_votes`).
 
     **Fit.** Variational Bayes (``method="vb"``, the paper's recommended
     training) with ``theta_j ~ Beta(a, b)`` and ``xi_j ~ Dirichlet(g, ...,
@@ -305,6 +309,7 @@ class MACE(PriorFromMixin, BaseEM):
     _Parameters = MACEParameters
     _Statistics = MACEStatistics
     _supports_task_priors = True
+    _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
     _prior_from_models = "MACE"
 
     def _earlier_table(self, earlier):
@@ -385,9 +390,15 @@ class MACE(PriorFromMixin, BaseEM):
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
         _, _, log_other, log_ratio, _, log_priors = params
+        soft = one_coin_soft_terms(layout, log_other.ravel(), log_ratio.ravel(), per_cell=True)
         st = one_coin_block_statistics(layout, log_other, log_ratio, log_priors, per_cell=True,
-                                       log_task_priors=log_task_priors)
-        knowing, spam = mace_expected_counts(st.agreement, layout.cell_counts, log_ratio)
+                                       log_task_priors=log_task_priors,
+                                       resp=None if soft is None
+                                       else np.empty((layout.n_tasks, layout.n_classes)))
+        if soft is None:
+            knowing, spam = mace_expected_counts(st.agreement, layout.cell_counts, log_ratio)
+        else:  # soft votes: each vote's answer is latent too
+            knowing, spam = mace_soft_counts(layout, st.resp, soft)
         if out is not None:
             np.add(out[0], knowing, out=out[0])
             np.add(out[1], spam, out=out[1])

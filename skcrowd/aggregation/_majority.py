@@ -23,6 +23,8 @@ class MajorityVote(BaseAggregator):
     ``random_state``; ``predict_proba`` returns the naive soft labels, the
     vote frequencies of each task (appendix A.1, eq. 6). A task without votes
     gets the class priors: the frequencies of all the votes seen at fit.
+    ``X`` may hold soft votes (:class:`~skcrowd.SoftVotes`): the frequencies
+    are then the sums of the votes' probabilities (see :ref:`soft_votes`).
 
     Majority vote is not a probabilistic model of the votes, so it has no
     likelihood: there is no ``score`` method. Compare it with other
@@ -97,6 +99,7 @@ class MajorityVote(BaseAggregator):
         **BaseAggregator._parameter_constraints,
         "random_state": ["random_state"],
     }
+    _accepts_soft_votes = True  # X may be SoftVotes: the sums of the probabilities
 
     def __init__(self, *, missing_label=-1, n_classes=None, random_state=None, backend="auto"):
         self.missing_label = missing_label
@@ -218,8 +221,11 @@ def _label_counts_block(block, tables, state):
     v = block.votes
     per_task = v.counts()
     n = per_task.sum(axis=1)
-    pairs = np.array([np.sum(per_task * (per_task - 1)), np.sum(n * (n - 1))])
-    return (), (np.bincount(v.label, minlength=v.n_classes), pairs), state
+    # a pair of votes agrees on k with probability q_k q'_k: per class, the square of the
+    # task's sum less its votes' own squares (c (c - 1) for hard votes)
+    own = per_task if v.weight is None else v.counts(v.weight)
+    pairs = np.array([np.sum(per_task * per_task - own), np.sum(n * (n - 1))])
+    return (), (np.bincount(v.label, weights=v.weight, minlength=v.n_classes), pairs), state
 
 
 def _symmetric_accuracy(pairs, K):
@@ -238,4 +244,4 @@ def _symmetric_accuracy(pairs, K):
 
 def _naive_soft_labels_block(block, tables, empty_row, state):
     v = block.votes
-    return naive_soft_labels(v.task, v.label, v.n_tasks, empty_row)
+    return naive_soft_labels(v.task, v.label, v.n_tasks, empty_row, weights=v.weight)

@@ -51,7 +51,9 @@ class OneCoinDawidSkene(PriorFromMixin, BaseEM):
     with every confusion matrix ``p_j`` on the diagonal and ``(1 - p_j) /
     (K - 1)`` elsewhere). One parameter per worker instead of ``K (K - 1)``:
     the model to prefer when workers have few votes each or their errors
-    carry no class structure.
+    carry no class structure. ``X`` may hold soft votes
+    (:class:`~skcrowd.SoftVotes`): ``p(q | k) = p_j q_k + (1 - p_j) (1 - q_k)
+    / (K - 1)``, virtual evidence on the answer (see :ref:`soft_votes`).
 
     **The accuracy prior.** Accuracies are Bayesian: ``p_j ~ Beta(a, b)``, and
     the fit is mean-field variational Bayes (``q(true classes) q(p)``, with
@@ -252,6 +254,7 @@ class OneCoinDawidSkene(PriorFromMixin, BaseEM):
     _Parameters = OneCoinParameters
     _Statistics = OneCoinStatistics
     _supports_task_priors = True
+    _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
     _prior_from_models = "OneCoinDawidSkene"
 
     def _earlier_table(self, earlier):

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..votes import _fmt
-from ._base import BaseAggregator, _is_pandas_frame
+from ._base import _aggregators_with, _is_pandas_frame
 
 
 class _TaskPriors(NamedTuple):
@@ -60,18 +60,8 @@ def _log_task_priors(model, priors, layout, params):
 
 def _models_with_task_priors():
     """skcrowd's public aggregators that take known tasks and ``task_prior``, as "A, B and
-    C" in name order: the subclasses of ``BaseAggregator`` defined in skcrowd.aggregation
-    (all imported by then: the package imports every model) whose ``_supports_task_priors``
-    is set."""
-    found, todo = set(), [BaseAggregator]
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        if (getattr(cls, "_supports_task_priors", False) and not cls.__name__.startswith("_")
-                and cls.__module__.startswith("skcrowd.aggregation.")):
-            found.add(cls.__name__)
-    names = sorted(found)
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    C" in name order (those whose ``_supports_task_priors`` is set)."""
+    return _aggregators_with("_supports_task_priors")
 
 
 def _prior_kwargs(model, priors, layout, params):

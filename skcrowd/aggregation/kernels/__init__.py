@@ -99,6 +99,7 @@ from ._common import (
     engine_for_votes,
     fit_engine,
     naive_soft_labels,
+    numpy_engine,
     row_argmax,
     safe_log,
 )
@@ -109,6 +110,7 @@ from .dawid_skene import (
     ds_cavity_counts,
     ds_e_step,
     ds_log_confusions,
+    ds_soft_vote_terms,
     ds_vote_share_counts,
     ds_worker_counts,
 )
@@ -127,13 +129,14 @@ from .glad import (
 )
 from . import _compile
 from .kos import kos_iteration
-from .mace import mace_expected_counts, mace_vote_tables
+from .mace import mace_expected_counts, mace_soft_counts, mace_vote_tables
 from .mmsr import msr_rows, msr_step, worker_agreement
 from .one_coin import (
     OneCoinBlockStatistics,
     one_coin_agreement,
     one_coin_block_statistics,
     one_coin_e_step,
+    one_coin_soft_terms,
 )
 from .weighted_vote import SHARES, SOFTMAX, agreement_credit, weighted_vote_proba
 
@@ -146,6 +149,7 @@ __all__ = [
     "AUTO_NUMBA_MIN_VOTES",
     "engine_for_votes",
     "fit_engine",
+    "numpy_engine",
     "safe_log",
     "naive_soft_labels",
     "row_argmax",
@@ -158,6 +162,7 @@ __all__ = [
     "ds_log_confusions",
     "ds_block_statistics",
     "ds_cavity_counts",
+    "ds_soft_vote_terms",
     "glad_block_statistics",
     "glad_gradients",
     "glad_task_difficulties",
@@ -176,8 +181,10 @@ __all__ = [
     "dirichlet_posterior_kl",
     "OneCoinBlockStatistics",
     "one_coin_e_step",
+    "one_coin_soft_terms",
     "one_coin_agreement",
     "one_coin_block_statistics",
     "mace_vote_tables",
     "mace_expected_counts",
+    "mace_soft_counts",
 ]

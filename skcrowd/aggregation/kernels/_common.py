@@ -57,6 +57,7 @@ _LN2_LOW = 1.90821492927058770002e-10  # in 32 bits (Cody-Waite)
 AUTO_NUMBA_MIN_VOTES = 1_000_000
 _ENGINES = ("auto", "numba", "numpy")
 _FIT_ENGINE = contextvars.ContextVar("skcrowd_fit_engine", default=None)
+_NUMPY_ONLY = contextvars.ContextVar("skcrowd_numpy_only", default=False)
 
 
 def _switch():
@@ -114,12 +115,27 @@ def fit_engine(n_votes, *, numpy_while_cold=True):
         _FIT_ENGINE.reset(token)
 
 
+@contextlib.contextmanager
+def numpy_engine(active=True):
+    """Within the block (when ``active``), every kernel runs its numpy engine, whatever
+    ``ENGINE`` says: only the numpy kernels read the votes' weights (soft votes,
+    :attr:`BlockLayout.weight`), so an estimator runs weighted votes within it."""
+    token = _NUMPY_ONLY.set(bool(active) or _NUMPY_ONLY.get())
+    try:
+        yield
+    finally:
+        _NUMPY_ONLY.reset(token)
+
+
 def _engine(n_votes=None):
     """The engine of this call: the package's ``ENGINE``, read now (one switch for all models).
 
     ``"auto"`` gives the engine of the fit in progress (:func:`fit_engine`), else that of a
     call on ``n_votes`` votes (:func:`engine_for_votes`; numpy for a call that does not say).
+    Within :func:`numpy_engine`, numpy.
     """
+    if _NUMPY_ONLY.get():
+        return "numpy"
     engine = _switch()
     if engine != "auto":
         return engine
@@ -188,6 +204,28 @@ def _log_priors(layout, log_class_priors, log_task_priors):
     return np.ascontiguousarray(log_task_priors, dtype=np.float64)
 
 
+def _soft_vote_logsumexp(layout, row_log):
+    """Per soft vote of a block of weighted rows (:attr:`BlockLayout.soft_rows`): ``log sum
+    over its rows of weight * exp(row_log)``, and the share of each row of the votes of several
+    rows, ``weight * exp(row_log) / that sum``. ``row_log``: ``(n_rows,)`` or ``(n_rows, S)``;
+    a one-hot vote's sum is its row's value, exactly."""
+    vote_of_row, vote_task, single, split, split_starts, split_vote, log_weight = \
+        layout.soft_rows
+    per_vote = np.empty((len(vote_task),) + row_log.shape[1:])
+    per_vote[vote_of_row[single]] = row_log[single]
+    split_log = row_log[split]
+    split_log += log_weight.reshape((-1,) + (1,) * (row_log.ndim - 1))
+    if not len(split):
+        return per_vote, split_log
+    top = np.maximum.reduceat(split_log, split_starts, axis=0)
+    split_log -= top[split_vote]
+    np.exp(split_log, out=split_log)
+    total = np.add.reduceat(split_log, split_starts, axis=0)
+    split_log /= total[split_vote]
+    per_vote[vote_of_row[split[split_starts]]] = np.log(total) + top
+    return per_vote, split_log
+
+
 def _out(resp, layout, n_columns=None):
     shape = (layout.n_tasks, layout.n_classes if n_columns is None else n_columns)
     if resp is None:
@@ -202,7 +240,7 @@ def _out(resp, layout, n_columns=None):
 # ---------------------------------------------------------------------------
 
 
-def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
+def naive_soft_labels(task, label, n_tasks, empty_row, *, weights=None, out=None):
     """Vote frequencies of each task (paper 002, eq. 6); ``empty_row`` for a task without votes.
 
     Parameters
@@ -212,6 +250,8 @@ def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
     n_tasks : int
     empty_row : ndarray of shape (K,)
         Row of a task without votes.
+    weights : ndarray of shape (n_votes,), default=None
+        Weight of each vote (soft votes: the probability of its label); numpy engine.
     out : ndarray of shape (n_tasks, K), default=None
         C-contiguous float64 output buffer (allocated when None).
 
@@ -230,13 +270,13 @@ def naive_soft_labels(task, label, n_tasks, empty_row, *, out=None):
     K = len(empty_row)
     out = np.empty((n_tasks, K)) if out is None else out
     empty_row = np.ascontiguousarray(empty_row, dtype=np.float64)
-    if _engine(task.shape[0]) == "numba":
+    if weights is None and _engine(task.shape[0]) == "numba":
         _naive_soft_labels_serial(task, label, empty_row, out)
         return out
     key = task.astype(np.int64)
     key *= K
     key += label
-    out.reshape(-1)[:] = np.bincount(key, minlength=n_tasks * K)
+    out.reshape(-1)[:] = np.bincount(key, weights=weights, minlength=n_tasks * K)
     del key
     total = out.sum(axis=1, keepdims=True)
     np.divide(out, total, out=out, where=total > 0)

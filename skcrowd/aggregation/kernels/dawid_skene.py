@@ -51,7 +51,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors, _normalize_log_rows,
-                      _out, _parallel, naive_soft_labels, numba, safe_log)
+                      _out, _parallel, _soft_vote_logsumexp, naive_soft_labels, numba, safe_log)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba DS pass)
 _CAVITY_CHUNK = 2**20  # floats of leave-one-out logits per chunk of votes (ds_cavity_counts)
@@ -129,6 +129,10 @@ def ds_e_step(layout, log_confusions_t, log_class_priors, *, resp=None, log_task
     if _engine(layout.n_votes) == "numba":
         _ds_pass(layout, _E_STEP, _MAX_CHUNKS if _parallel(layout.n_votes) else 1, resp,
                  log_confusions_t, log_priors, task_ll)
+        return resp, task_ll
+    soft = ds_soft_vote_terms(layout, log_confusions_t)
+    if soft is not None:
+        _ds_soft_posteriors(layout, soft, log_priors, resp, task_ll)
         return resp, task_ll
     resp[:] = layout.indicator @ log_confusions_t.reshape(-1, n_states)
     resp += log_priors
@@ -217,7 +221,8 @@ def ds_vote_share_counts(layout, empty_row):
         counts, class_counts, _ = _ds_pass(layout, _VOTE_SHARES, n_chunks, None,
                                            log_priors=empty_row.reshape(1, -1))
         return counts, class_counts
-    resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row)
+    resp = naive_soft_labels(layout.task, layout.label, layout.n_tasks, empty_row,
+                             weights=layout.weight)
     return ds_worker_counts(layout, resp), resp.sum(axis=0)
 
 
@@ -285,23 +290,108 @@ def ds_cavity_counts(layout, log_confusions_t, resp, *, out=None, rows=None, n_r
                           counts.reshape(-1, K), _CAVITY_TIE, rows)
     else:
         step = max(1, _CAVITY_CHUNK // K)
+        soft = ds_soft_vote_terms(layout, log_confusions_t)
+        if soft is not None:
+            row_share = np.ones((layout.n_votes, K))
+            row_share[layout.soft_rows[3]] = soft.split_share
         for start in range(0, layout.n_votes, step):
             stop = min(start + step, layout.n_votes)
             task, worker = layout.task[start:stop], layout.worker[start:stop]
             label = layout.label[start:stop]
             kept = rows[worker] >= 0
             task, worker, label = task[kept], worker[kept], label[kept]
-            cavity = log_resp[task] - log_confusions_t[worker, label]
+            if soft is None:
+                cavity = log_resp[task] - log_confusions_t[worker, label]
+            else:  # a soft vote's rows leave their task together
+                cavity = log_resp[task] - soft.vote_log[soft.vote_of_row[start:stop][kept]]
             # classes within _CAVITY_TIE of the best share the vote: a tie then does not depend
             # on rounding (the order of the sums), so neither do the counts
             tied = cavity >= cavity.max(axis=1, keepdims=True) - _CAVITY_TIE
             tied_vote, classes = np.nonzero(tied)
-            share = 1.0 / tied.sum(axis=1)
+            share = (1.0 / tied.sum(axis=1))[tied_vote]
+            if soft is not None:  # a soft vote's row counts as its answer's posterior
+                share *= row_share[start:stop][kept][tied_vote, classes]
             cell = (rows[worker].astype(np.int64) * K + label) * K
             # vote by vote, as the numba pass adds them (bincount would build a table of the
             # whole crowd per chunk of votes)
-            np.add.at(counts, cell[tied_vote] + classes, share[tied_vote])
+            np.add.at(counts, cell[tied_vote] + classes, share)
     return out if into_out else _added_into(counts.reshape(shape), out)
+
+
+class SoftVoteTerms(NamedTuple):
+    """The terms of weighted votes (soft votes) under Dawid-Skene: :func:`ds_soft_vote_terms`."""
+
+    vote_log: np.ndarray
+    """``(n_soft, S)``: ``log sum_l q_l P(worker answers l | state k)`` of each soft vote."""
+    split_share: np.ndarray
+    """``(n_split, S)``: ``q_l P(l | k) / sum_l' q_l' P(l' | k)`` of each row ``(vote, l)`` of
+    the votes of several rows (``layout.soft_rows``): the posterior of the vote's answer ``l``
+    given the state ``k`` (1 for a one-hot vote's row)."""
+    vote_of_row: np.ndarray
+    """``(n_rows,)``: the soft vote of each row."""
+    vote_task: np.ndarray
+    """``(n_soft,)``: the task of each soft vote."""
+
+
+def ds_soft_vote_terms(layout, log_confusions_t):
+    """Dawid-Skene terms of a block of weighted votes (soft votes), or None for hard votes.
+
+    A soft vote ``q`` of worker ``j`` (the rows ``(task, j, l)`` of weight ``q_l`` of
+    :meth:`skcrowd.SoftVotes.to_votes`, consecutive) is virtual evidence on the answer the
+    worker would have given: ``p(q | true class k) = sum_l q_l P(j answers l | k)``, up to a
+    factor that does not depend on ``k``; a one-hot ``q`` gives the hard vote's ``P(l | k)``.
+    Computed in log space (a log-sum-exp over the vote's rows: exact for a one-hot vote).
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's votes; ``layout.weight`` None (hard votes) gives None.
+    log_confusions_t : ndarray of shape (n_workers, K, S)
+        ``[j, l, k] = log P(worker j answers l | true class k)``.
+
+    Returns
+    -------
+    SoftVoteTerms or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import soft_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, ds_soft_vote_terms
+    >>> layout = BlockLayout(soft_votes(proba=[[[0.75, 0.25]]]).to_votes())
+    >>> log_conf_t = np.log(np.array([[[0.9, 0.2], [0.1, 0.8]]]))  # [j, l, k]
+    >>> np.exp(ds_soft_vote_terms(layout, log_conf_t).vote_log)  # .75 .9 + .25 .1, .75 .2 + .25 .8
+    array([[0.7 , 0.35]])
+    """
+    if layout.weight is None:
+        return None
+    n_states = log_confusions_t.shape[-1]
+    row_log = np.take(np.ascontiguousarray(log_confusions_t).reshape(-1, n_states), layout.cell,
+                      axis=0)  # log P(l | k) of each row
+    vote_log, split_share = _soft_vote_logsumexp(layout, row_log)
+    return SoftVoteTerms(vote_log, split_share, *layout.soft_rows[:2])
+
+
+def _ds_soft_posteriors(layout, terms, log_priors, resp, task_ll):
+    """Posteriors (into ``resp``) and per-task log-likelihoods of a block of soft votes."""
+    n_states = resp.shape[1]
+    flat = terms.vote_task.astype(np.int64)[:, None] * n_states + np.arange(n_states)
+    resp.reshape(-1)[:] = np.bincount(flat.reshape(-1), weights=terms.vote_log.reshape(-1),
+                                      minlength=resp.size)
+    resp += log_priors
+    _normalize_log_rows(resp, task_ll)
+
+
+def _ds_soft_counts(layout, terms, resp):
+    """``[j, l, k]``: the expected answers ``l`` of worker ``j`` on tasks of state ``k`` (each
+    row's answer posterior times its task's posterior), soft votes."""
+    K, n_states = layout.n_classes, resp.shape[1]
+    cell = layout.cell.astype(np.int64)[:, None] * n_states + np.arange(n_states)
+    answers = np.take(resp, layout.task, axis=0)
+    answers[layout.soft_rows[3]] *= terms.split_share
+    return np.bincount(cell.reshape(-1), weights=answers.reshape(-1),
+                       minlength=layout.n_workers * K * n_states).reshape(
+                           layout.n_workers, K, n_states)
 
 
 def _cavity_rows(layout, rows, n_rows):
@@ -496,6 +586,16 @@ def ds_block_statistics(layout, log_confusions_t, log_class_priors, *, resp=None
         )
         worker_counts = _added_into(counts, worker_counts)
         cavity_counts = _added_into(loo[0], cavity_counts) if cavity else None
+    elif layout.weight is not None:  # soft votes: each row's answer posterior (numpy only)
+        soft = ds_soft_vote_terms(layout, log_confusions_t)
+        posteriors, task_ll = _out(resp, layout, n_states), np.empty(layout.n_tasks)
+        _ds_soft_posteriors(layout, soft, _log_priors(layout, log_class_priors, log_task_priors),
+                            posteriors, task_ll)
+        worker_counts = _added_into(_ds_soft_counts(layout, soft, posteriors), worker_counts)
+        class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
+        if cavity:
+            cavity_counts = ds_cavity_counts(layout, log_confusions_t, posteriors,
+                                             out=cavity_counts, rows=rows[0], n_rows=rows[1])
     else:
         posteriors, task_ll = ds_e_step(layout, log_confusions_t, log_class_priors, resp=resp,
                                         log_task_priors=log_task_priors)

@@ -97,3 +97,50 @@ def mace_expected_counts(agreement, cell_counts, log_ratio):
     spam = cell_counts.reshape(n_workers, K) - known
     np.maximum(spam, 0.0, out=spam)  # rounding: agreement <= counts, q <= 1
     return known.sum(axis=1), spam
+
+
+def mace_soft_counts(layout, resp, soft):
+    """Expected counts of knowing and spamming votes of a block of soft votes.
+
+    A soft vote ``q`` is virtual evidence on the answer (see
+    :func:`.one_coin.one_coin_soft_terms`): given the true class ``t``, the worker knew with
+    probability ``q_t theta_j / p(q | t)``, and spammed the answer ``b`` with probability
+    ``q_b (1 - theta_j) xi_j[b] / p(q | t)``. Summed over ``t`` with the task's posterior, a
+    vote is known ``k_v = sum_a resp[a] (1 - 1 / (1 + share_a (exp(log_ratio_a) - 1)))`` and
+    spams ``b`` ``share_b (1 - k_v)``; a one-hot vote gives :func:`mace_expected_counts`.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+        The block's weighted votes.
+    resp : ndarray of shape (n_tasks, K)
+        Posteriors of the block's tasks.
+    soft : OneCoinSoftTerms
+        The votes' terms under the parameters of the posteriors (``per_cell=True``).
+
+    Returns
+    -------
+    knowing : ndarray of shape (n_workers,)
+    spam : ndarray of shape (n_workers, K)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import soft_votes
+    >>> from skcrowd.aggregation.kernels import (BlockLayout, mace_soft_counts,
+    ...                                          mace_vote_tables, one_coin_soft_terms)
+    >>> layout = BlockLayout(soft_votes(proba=[[[0.75, 0.25]]]).to_votes())
+    >>> log_other, log_ratio = mace_vote_tables(np.log([0.5]), np.log([0.5]),
+    ...                                         np.log([[0.5, 0.5]]))
+    >>> soft = one_coin_soft_terms(layout, log_other.ravel(), log_ratio.ravel(), per_cell=True)
+    >>> knowing, spam = mace_soft_counts(layout, np.array([[1.0, 0.0]]), soft)
+    >>> knowing, spam  # truth 0: knew with 0.75 * 0.5 / (0.75 * 0.5 + 0.25), spam split by q
+    (array([0.6]), array([[0.3, 0.1]]))
+    """
+    vote_of_row = layout.soft_rows[0]
+    known = resp[layout.task, layout.label] * -np.expm1(-soft.row_term)
+    known_vote = np.bincount(vote_of_row, weights=known, minlength=len(soft.vote_base))
+    knowing = np.bincount(layout.worker, weights=known, minlength=layout.n_workers)
+    spam = np.bincount(layout.cell, weights=soft.row_share * (1.0 - known_vote[vote_of_row]),
+                       minlength=layout.n_workers * layout.n_classes)
+    return knowing, spam.reshape(layout.n_workers, layout.n_classes)

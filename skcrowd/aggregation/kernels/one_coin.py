@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._common import (_CHUNK_MEMORY, _MAX_CHUNKS, _engine, _fused_chunks, _jit, _log_priors,
-                      _normalize_log_rows, _out, _parallel, numba)
+                      _normalize_log_rows, _out, _parallel, _soft_vote_logsumexp, numba)
 
 _SOFTMAX_BATCH = 64  # tasks whose posteriors are normalized together (numba pass)
 _E_STEP, _FUSED, _COUNTS = 0, 1, 2  # what a numba one-coin pass computes (_oc_chunk)
@@ -140,7 +140,7 @@ def one_coin_e_step(layout, log_other, log_ratio, log_class_priors, *, per_cell=
     return resp, task_ll
 
 
-def one_coin_agreement(layout, resp, *, per_cell=False):
+def one_coin_agreement(layout, resp, *, per_cell=False, soft=None):
     """Expected agreement of each slot for given posteriors (no E-step).
 
     Used to start EM from initial soft labels; :func:`one_coin_block_statistics`
@@ -153,6 +153,10 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
         Posterior (or any soft label) of each task.
     per_cell : bool, default=False
         Slots are ``(worker, label)`` cells instead of workers.
+    soft : OneCoinSoftTerms, default=None
+        With soft votes (weighted rows): the terms (:func:`one_coin_soft_terms`) under the
+        parameters whose answer posteriors weigh each row (an E-step's agreement); None
+        counts each row by its weight (the initial statistics).
 
     Returns
     -------
@@ -174,7 +178,14 @@ def one_coin_agreement(layout, resp, *, per_cell=False):
     if _engine(layout.n_votes) == "numba":
         return _oc_pass(layout, per_cell, _COUNTS, _oc_n_chunks(layout, per_cell), resp)[0]
     slot, n_slots = _slots(layout, per_cell)
-    return np.bincount(slot, weights=resp[layout.task, layout.label], minlength=n_slots)
+    right = resp[layout.task, layout.label]
+    if soft is not None:
+        # a soft vote's row: its answer's posterior given the true class a, q_a P(a | a) /
+        # sum_b q_b P(b | a), times P(true class a)
+        right *= soft.row_right
+    else:
+        right = layout.weighted(right)
+    return np.bincount(slot, weights=right, minlength=n_slots)
 
 
 def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
@@ -226,7 +237,9 @@ def one_coin_block_statistics(layout, log_other, log_ratio, log_class_priors, *,
         posteriors, task_ll = one_coin_e_step(layout, log_other, log_ratio, log_class_priors,
                                               per_cell=per_cell, resp=resp,
                                               log_task_priors=log_task_priors)
-        counts = one_coin_agreement(layout, posteriors, per_cell=per_cell)
+        counts = one_coin_agreement(layout, posteriors, per_cell=per_cell,
+                                    soft=one_coin_soft_terms(layout, log_other, log_ratio,
+                                                             per_cell=per_cell))
         class_counts, log_lik = posteriors.sum(axis=0), float(task_ll.sum())
     if agreement is not None:
         agreement += counts
@@ -240,10 +253,74 @@ def _oc_logits_numpy(layout, per_cell, log_other, log_ratio, log_priors, logits)
     (``log_priors``: ``(1, K)`` or ``(n_tasks, K)``, see :func:`._common._log_priors`)."""
     K = layout.n_classes
     slot = _slots(layout, per_cell)[0]
+    soft = one_coin_soft_terms(layout, log_other, log_ratio, per_cell=per_cell)
     logits.reshape(-1)[:] = np.bincount(layout.task.astype(np.int64) * K + layout.label,
-                                        weights=log_ratio[slot], minlength=layout.n_tasks * K)
-    logits += np.bincount(layout.task, weights=log_other[slot], minlength=layout.n_tasks)[:, None]
+                                        weights=log_ratio[slot] if soft is None
+                                        else soft.row_term, minlength=layout.n_tasks * K)
+    if soft is None:
+        base = np.bincount(layout.task, weights=log_other[slot], minlength=layout.n_tasks)
+    else:
+        base = np.bincount(layout.soft_rows[1], weights=soft.vote_base, minlength=layout.n_tasks)
+    logits += base[:, None]
     logits += log_priors
+
+
+class OneCoinSoftTerms(NamedTuple):
+    """The terms of weighted votes (soft votes) under a one-coin model:
+    :func:`one_coin_soft_terms`."""
+
+    vote_base: np.ndarray
+    """``(n_soft,)``: ``log S_v``, ``S_v = sum_a q_a exp(log_other[slot of a])``: what the vote
+    adds to every class's logit."""
+    row_share: np.ndarray
+    """``(n_rows,)``: ``q_a exp(log_other[slot of a]) / S_v`` of each row ``(vote, a)``."""
+    row_term: np.ndarray
+    """``(n_rows,)``: ``log(1 + row_share (exp(log_ratio[slot of a]) - 1))``, what the row adds
+    to its class's logit beyond ``vote_base``."""
+    row_right: np.ndarray
+    """``(n_rows,)``: ``q_a P(a | a) / p(q | a)``, the posterior that the vote's answer is
+    ``a`` when the true class is ``a`` (1 for a one-hot vote's row)."""
+
+
+def one_coin_soft_terms(layout, log_other, log_ratio, *, per_cell=False):
+    """One-coin terms of a block of weighted votes (soft votes), or None for hard votes.
+
+    A soft vote ``q`` is virtual evidence on the answer (as in :func:`.ds_soft_vote_terms`):
+    with ``P(a | t) = exp(log_other[a] + 1{a == t} log_ratio[a])``, ``p(q | t) = sum_a q_a
+    P(a | t) = S_v (1 + share_t (exp(log_ratio[t]) - 1))``; a one-hot vote gives ``P(a | t)``.
+
+    Parameters
+    ----------
+    layout : BlockLayout
+    log_other, log_ratio : ndarray of shape (n_slots,)
+        The slots' tables, flattened (see :func:`one_coin_e_step`).
+    per_cell : bool, default=False
+        Slots are ``(worker, label)`` cells instead of workers.
+
+    Returns
+    -------
+    OneCoinSoftTerms or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcrowd import soft_votes
+    >>> from skcrowd.aggregation.kernels import BlockLayout, one_coin_soft_terms
+    >>> layout = BlockLayout(soft_votes(proba=[[[0.75, 0.25]]]).to_votes())
+    >>> terms = one_coin_soft_terms(layout, np.log([0.2]), np.log([0.8 / 0.2]))
+    >>> np.exp(terms.vote_base + terms.row_term)  # 0.75 * 0.8 + 0.25 * 0.2, 0.75 * 0.2 + 0.25 * 0.8
+    array([0.65, 0.35])
+    """
+    if layout.weight is None:
+        return None
+    slot = _slots(layout, per_cell)[0]
+    vote_base, split_share = _soft_vote_logsumexp(layout, log_other[slot])
+    row_share = np.ones(layout.n_votes)
+    row_share[layout.soft_rows[3]] = split_share
+    ratio = log_ratio[slot]
+    row_term = np.log1p(row_share * np.expm1(ratio))
+    return OneCoinSoftTerms(vote_base, row_share, row_term,
+                            row_share * np.exp(ratio - row_term))
 
 
 def _oc_n_chunks(layout, per_cell):
