@@ -291,6 +291,8 @@ class DawidSkene(PriorFromMixin, BaseEM):
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
+        if self._share_pseudo_tasks is not None:  # a fit with prior_from: see PriorFromMixin
+            return self._share_pseudo_tasks
         if self.smoothing == "auto":
             return np.full(K, 1.0 / K)  # one pseudo-task
         return np.full(K, float(self.smoothing) / K)
