@@ -4,10 +4,11 @@ Each real crowd with gold (``--data``: folders in the shared layout; default eve
 ``../shared/data`` with a ``truth.csv``, cifar10n left out: its worker ids are unreliable) is
 split at random into two halves of its tasks (each worker's votes go with their tasks): the
 first half is "project A", the second "project B". The model (``--model``: ``ds``,
-DawidSkene, ``onecoin``, OneCoinDawidSkene, or ``mace``, MACE) is fitted on A; on B, a fresh
-fit is compared with ``Model(prior_from=fit on A)`` (workers matched by column;
-``--strengths``: ``auto`` and/or numbers of pseudo-votes per confusion row, or per worker for
-the one-coin model and MACE), scored
+DawidSkene, ``onecoin``, OneCoinDawidSkene, ``mace``, MACE, ``bds``, BayesianDawidSkene, or
+``glad``, GLAD) is fitted on A; on B, a fresh fit is compared with ``Model(prior_from=fit on
+A)`` (workers matched by column; ``--strengths``: ``auto`` and/or numbers of pseudo-votes per
+confusion row, or per worker for the one-coin model and MACE, or the precision of each
+ability's prior for GLAD), scored
 on B's gold tasks (ties of the posterior get fractional credit). B is used whole and
 subsampled to ``--keep`` votes per task (default 2 and 1, drawn at random), where a fresh fit
 knows least about each worker. ``--seeds`` splits per crowd (default 3); the table gives the
@@ -23,6 +24,7 @@ Usage::
     python benchmarks/prior_from.py
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
     python benchmarks/prior_from.py --model onecoin
+    python benchmarks/prior_from.py --model glad --strengths auto 10
     python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
@@ -75,9 +77,7 @@ def matrix(crowd, rows, votes):
 
 
 def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
-    from skcrowd.aggregation import MACE, DawidSkene, OneCoinDawidSkene
-
-    Model = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE}[model]
+    Model = model_class(model)
 
     K = crowd.n_classes
     gold = np.full(crowd.n_tasks, -1)
@@ -107,6 +107,14 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
         for (keep, name), accuracies in run_crowdkit(crowdkit, crowd, gold, splits).items():
             results[(None if keep == "None" else int(keep), name)] = accuracies
     return results
+
+
+def model_class(name):
+    from skcrowd.aggregation import (GLAD, MACE, BayesianDawidSkene, DawidSkene,
+                                     OneCoinDawidSkene)
+
+    return {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE,
+            "bds": BayesianDawidSkene, "glad": GLAD}[name]
 
 
 def run_crowdkit(python, crowd, gold, splits):
@@ -174,7 +182,8 @@ def main(argv=None):
     parser.add_argument("--keep", nargs="*", type=int, default=[2, 1],
                         help="votes kept per task of B, besides all of them")
     parser.add_argument("--strengths", nargs="*", type=parse_strength, default=["auto"])
-    parser.add_argument("--model", choices=["ds", "onecoin", "mace"], default="ds")
+    parser.add_argument("--model", choices=["ds", "onecoin", "mace", "bds", "glad"],
+                        default="ds")
     parser.add_argument("--crowdkit", default=None, metavar="PYTHON",
                         help="crowd-kit's interpreter (DawidSkene only)")
     parser.add_argument("--crowdkit-child", default=None, help=argparse.SUPPRESS)

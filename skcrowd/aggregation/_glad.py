@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Real, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
+from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
     glad_gradients,
@@ -42,6 +43,11 @@ class GLADParameters(NamedTuple):
     hyper: Shared
     """``[ability mean, ability scale, log-difficulty scale, settled]``: the priors, and
     whether their "auto" re-estimation has stopped."""
+    ability_precision: PerWorker
+    """The curvature of the M-step's objective in each ability, less the population prior's:
+    the precision of its likelihood, plus that of ``prior_from`` (``ability_precisions_``;
+    the precision of ``prior_strength="auto"`` when the model is the ``prior_from`` of another
+    fit)."""
 
 
 class GLADStatistics(NamedTuple):
@@ -63,7 +69,7 @@ class GLADStatistics(NamedTuple):
     """``[sum of b_i**2, number of well-determined b_i]``: for the log-difficulties' prior."""
 
 
-class GLAD(BaseEM):
+class GLAD(PriorFromMixin, BaseEM):
     """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
 
     Worker ``j`` answers task ``i`` correctly with probability
@@ -129,6 +135,25 @@ class GLAD(BaseEM):
         Standard deviation ``tau`` of the prior of the log-difficulties
         ``log(beta_i) ~ N(0, tau**2)``; ``"auto"`` re-estimates it like the
         ability scale (from 1); fitted value in ``difficulty_prior_``.
+    prior_from : fitted GLAD, default=None
+        An earlier fit (another project of the same workers) whose abilities
+        become the prior of this fit: each worker of ``X`` that voted in
+        ``prior_from`` (matched by id, as in :class:`DawidSkene`) gets, on
+        top of the population prior ``N(mu, sigma**2)``, a Gaussian factor
+        ``N(alpha'_j, 1 / lambda_j)`` centred on its earlier ability
+        ``alpha'_j``, with the precision ``lambda_j`` of ``prior_strength``
+        (applied once as a prior: a pseudo-observation of the ability, in
+        the M-step and the objective, never clamped); a new worker gets the
+        population prior alone. The class priors are fixed and uniform, as
+        without it. See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        The precision ``lambda_j`` (inverse variance) of the earlier
+        ability's factor. ``"auto"``: the precision the earlier votes gave
+        that ability (``prior_from.ability_precisions_``, the curvature of
+        their log-likelihood at the fitted ability: a Laplace approximation
+        of the earlier posterior, sequential Bayes). A number ``s >= 0``: the
+        same precision ``s`` for every matched worker (``s = 10``: the
+        earlier ability known within a standard deviation of about 0.3).
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -174,6 +199,14 @@ class GLAD(BaseEM):
         Dask, whose per-task results stay on the cluster.
     class_priors_ : ndarray of shape (n_classes,)
         The fixed, uniform class priors.
+    ability_precisions_ : ndarray of shape (n_workers,)
+        The precision of each ability from the votes (the curvature of their
+        expected log-likelihood at the fitted ability, population prior left
+        out), plus that of ``prior_from``: what ``prior_strength="auto"``
+        reads when this model is the prior of the next project.
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier ability as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -232,6 +265,8 @@ class GLAD(BaseEM):
         **BaseEM._parameter_constraints,
         "ability_prior": [StrOptions({"auto"}), tuple, list],
         "difficulty_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -240,6 +275,8 @@ class GLAD(BaseEM):
         *,
         ability_prior="auto",
         difficulty_prior="auto",
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -256,6 +293,8 @@ class GLAD(BaseEM):
             missing_label=missing_label, backend=backend)
         self.ability_prior = ability_prior
         self.difficulty_prior = difficulty_prior
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -269,6 +308,17 @@ class GLAD(BaseEM):
     _Parameters = GLADParameters
     _Statistics = GLADStatistics
     _supports_task_priors = True
+
+    _prior_from_models = "GLAD"
+
+    def _earlier_table(self, earlier):
+        """``([j] = (precision, ability), precisions)``: each earlier worker's ability with the
+        precision of its factor ("auto": the earlier ``ability_precisions_``, else
+        ``prior_strength``), and that earlier precision (0: a worker without votes)."""
+        precision = earlier.ability_precisions_
+        strength = (precision if self.prior_strength == "auto"
+                    else np.full_like(precision, float(self.prior_strength)))
+        return np.column_stack([strength, earlier.abilities_]), precision
 
     def _fixed_priors(self):
         """The fixed priors ((ability mean, ability scale), log-difficulty scale), None where
@@ -307,11 +357,18 @@ class GLAD(BaseEM):
         else:
             abilities, hyper = params.abilities, params.hyper
         mean, scale, _, settled = hyper
+        if self._earlier_counts is not None:
+            # the earlier ability: a Gaussian pseudo-observation of precision lam at centre,
+            # -lam (alpha - centre)**2 / 2 added to Q (a constant curvature lam)
+            lam, centre = self._earlier_counts.T
+            grad, *curvatures = per_worker
+            per_worker = (grad - lam * (abilities - centre), *(c + lam for c in curvatures))
+        precision = per_worker[1]
         abilities = abilities + _ability_step(abilities, *per_worker, mean, scale)
         K = len(self.classes_)
         log_priors = np.full(K, -np.log(K))
         if settled:
-            return GLADParameters(abilities, None, log_priors, hyper)
+            return GLADParameters(abilities, None, log_priors, hyper, precision)
         ability, difficulty = self._fixed_priors()
         new = hyper.copy()
         curv_a = per_worker[1]
@@ -333,7 +390,7 @@ class GLAD(BaseEM):
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
         new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
             _PRIOR_SETTLED * new[1])
-        return GLADParameters(abilities, None, log_priors, new)
+        return GLADParameters(abilities, None, log_priors, new, precision)
 
     def _prior_settled(self, params):
         return bool(params.hyper[3])
@@ -351,7 +408,7 @@ class GLAD(BaseEM):
         return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
-        abilities, log_betas, log_priors, hyper = params
+        abilities, log_betas, log_priors, hyper, _ = params
         resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
         st = glad_block_statistics(layout, abilities, log_betas, log_priors, prior_scale=hyper[2],
                                    resp=resp, log_task_priors=log_task_priors)
@@ -366,8 +423,12 @@ class GLAD(BaseEM):
 
     def _parameter_term(self, params):
         abilities, (mean, scale, _, _) = params.abilities, params.hyper
-        return float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
+        term = float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
                      - len(abilities) * np.log(scale))
+        if self._earlier_counts is not None:  # the earlier abilities' Gaussian factors
+            lam, centre = self._earlier_counts.T
+            term -= 0.5 * float(lam @ (abilities - centre) ** 2)
+        return term
 
     def _task_parameter_term(self, task_params, shared):
         (log_betas,) = task_params
@@ -376,8 +437,9 @@ class GLAD(BaseEM):
         return float(-0.5 * np.sum(log_betas**2) / scale_b**2 - len(log_betas) * np.log(scale_b))
 
     def _set_fitted(self, params):
-        abilities, _, log_priors, hyper = params
+        abilities, _, log_priors, hyper, precision = params
         self.abilities_ = abilities
+        self.ability_precisions_ = precision
         self.class_priors_ = np.exp(log_priors)
         self.ability_prior_ = hyper[:2].copy()
         self.difficulty_prior_ = float(hyper[2])
@@ -386,10 +448,11 @@ class GLAD(BaseEM):
     def _fitted_parameters(self):
         return GLADParameters(
             self.abilities_.copy(), None, safe_log(self.class_priors_),
-            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_])
+            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_],
+            self.ability_precisions_)
 
     def _difficulties(self, layout, params, resp=None, log_task_priors=None):
-        abilities, _, log_priors, hyper = params
+        abilities, _, log_priors, hyper, _ = params
         return glad_task_difficulties(layout, abilities, log_priors, prior_scale=hyper[2],
                                       resp=resp, log_task_priors=log_task_priors)
 
