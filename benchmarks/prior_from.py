@@ -14,6 +14,11 @@ subsampled to ``--keep`` votes per task (default 2 and 1, drawn at random), wher
 knows least about each worker. ``--seeds`` splits per crowd (default 3); the table gives the
 mean over them and, per strength, the worst difference of a split against the fresh fit.
 
+``--joint`` also fits the model on both halves at once (every vote of A, the kept votes of B)
+and scores B's tasks: what sequential Bayes should reach. ``--share-weight W`` sets the
+pseudo-tasks per task of the class priors of a prior fit (``W = 0``: class priors by EM alone, the
+first version of ``prior_from``).
+
 ``--crowdkit PYTHON`` (DawidSkene only) runs crowd-kit's ``DawidSkene`` on the same splits in
 that interpreter: fresh on B, and with ``initial_error_strategy="addition"`` given A's counts
 (crowd-kit's fit on A: each worker's error matrix times its expected votes per true class, the
@@ -25,6 +30,7 @@ Usage::
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
     python benchmarks/prior_from.py --model onecoin
     python benchmarks/prior_from.py --model glad --strengths auto 10
+    python benchmarks/prior_from.py --joint --share-weight 0
     python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
@@ -76,7 +82,7 @@ def matrix(crowd, rows, votes):
                          shape=(len(rows), crowd.n_workers))
 
 
-def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
+def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=False):
     Model = model_class(model)
 
     K = crowd.n_classes
@@ -88,7 +94,8 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
         rng = np.random.default_rng(seed)
         in_a, (votes_a, votes_b) = halves(crowd, rng)
         tasks_a, tasks_b = np.flatnonzero(in_a), np.flatnonzero(~in_a)
-        earlier = Model(n_classes=K).fit(matrix(crowd, tasks_a, votes_a))
+        X_a = matrix(crowd, tasks_a, votes_a)
+        earlier = Model(n_classes=K).fit(X_a)
         scored = gold[tasks_b] >= 0
         splits[f"{seed}|A"] = votes_a
         splits[f"{seed}|gold"] = tasks_b[scored]
@@ -102,6 +109,11 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
             for name, model in methods.items():
                 proba = model.fit(X).predict_proba(X)
                 results.setdefault((keep, name), []).append(
+                    tie_credit(proba[scored], gold[tasks_b][scored]))
+            if joint:  # one fit of both halves: A's votes and B's kept ones
+                both = sp.vstack([X_a, X]).tocsr()
+                proba = Model(n_classes=K).fit(both).predict_proba(both)[len(tasks_a):]
+                results.setdefault((keep, "joint"), []).append(
                     tie_credit(proba[scored], gold[tasks_b][scored]))
     if crowdkit:
         for (keep, name), accuracies in run_crowdkit(crowdkit, crowd, gold, splits).items():
@@ -184,6 +196,11 @@ def main(argv=None):
     parser.add_argument("--strengths", nargs="*", type=parse_strength, default=["auto"])
     parser.add_argument("--model", choices=["ds", "onecoin", "mace", "bds", "glad"],
                         default="ds")
+    parser.add_argument("--joint", action="store_true",
+                        help="also fit both halves at once and score B's tasks")
+    parser.add_argument("--share-weight", type=float, default=None,
+                        help="pseudo-tasks per task of the class priors of a prior fit "
+                             "(default: the library's; 0: class priors by EM alone)")
     parser.add_argument("--crowdkit", default=None, metavar="PYTHON",
                         help="crowd-kit's interpreter (DawidSkene only)")
     parser.add_argument("--crowdkit-child", default=None, help=argparse.SUPPRESS)
@@ -193,7 +210,11 @@ def main(argv=None):
         return crowdkit_child(args.crowdkit_child)
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
     keeps = [None, *args.keep]
-    names = ["fresh", *(f"prior {s}" for s in args.strengths)]
+    names = ["fresh", *(f"prior {s}" for s in args.strengths)] + ["joint"] * args.joint
+    if args.share_weight is not None:
+        from skcrowd.aggregation import _prior_from
+
+        _prior_from.SHARE_WEIGHT = args.share_weight
     if args.crowdkit:
         names += ["ck fresh", "ck +A"]
     out = {}
@@ -206,7 +227,7 @@ def main(argv=None):
         crowd = read_folder(folder)
         start = time.perf_counter()
         res = run_crowd(crowd, args.seeds, keeps, args.strengths, args.model,
-                        args.crowdkit)
+                        args.crowdkit, args.joint)
         row = ""
         for k in keeps:
             fresh = np.array(res[(k, "fresh")])

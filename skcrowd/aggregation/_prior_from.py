@@ -23,8 +23,12 @@ class PriorFromMixin:
     The model defines ``_earlier_table(earlier)``: ``(table, votes)``, the pseudo-counts of
     every worker of the fitted ``earlier`` (one row per earlier worker, in the layout of the
     model's per-worker statistics) under ``self.prior_strength``, and each earlier worker's
-    number of votes (a worker without votes is treated as new).
+    number of votes (a worker without votes is treated as new). A model whose M-step reads
+    ``self._share_pseudo_tasks`` (the class priors' pseudo-tasks of :func:`share_pseudo_tasks`,
+    None without earlier models) sets ``_shares_class_priors``.
     """
+
+    _shares_class_priors = False
 
     def __sklearn_clone__(self):
         # the fitted prior_from is data of the model, kept as it is (as FrozenEstimator is):
@@ -39,9 +43,9 @@ class PriorFromMixin:
         # (as the M-step's statistics), and the class priors' pseudo-tasks (None: the model's
         # own), read by _m_step and _parameter_term
         self._earlier_counts = self._earlier_pseudo_counts(source)
-        self._share_pseudo_tasks = (
-            None if self._earlier_counts is None or not self._earlier_counts.any()
-            else share_pseudo_tasks(source, len(self.classes_)))
+        carried = self._earlier_counts is not None and self._earlier_counts.any()
+        self._share_pseudo_tasks = (share_pseudo_tasks(source, len(self.classes_))
+                                    if carried and self._shares_class_priors else None)
         try:
             return super()._fit_source(source, warm, priors)
         finally:

@@ -489,3 +489,23 @@ def test_bds_and_glad_recovery_on_a_two_project_crowd(Model, seed):
     prior = np.mean(Model(prior_from=earlier).fit(votes_b).predict(votes_b) == truth_b)
     assert prior > fresh + 0.015
     assert prior > _oracle_accuracy(confusions, votes_b, truth_b) - 0.03
+
+
+@pytest.mark.parametrize("Model", [DawidSkene, BayesianDawidSkene])
+def test_class_priors_of_a_prior_fit_by_hand(Model):
+    """A fit whose workers carry an earlier model gives its class priors 2 pseudo-tasks per task
+    at the answer shares (each answer counted once more): 4 known tasks of classes (3, 1), 8
+    votes 0 and 4 votes 1, so (3 + 8 * 9/14, 1 + 8 * 5/14) / 12; without pseudo-votes
+    (strength 0), the model's own class priors."""
+    kwargs = {"smoothing": 1.0} if Model is DawidSkene else {}
+    earlier = Model(**kwargs).fit(_frame(VOTES_A, ["a", "b", "c"]), TRUTH_A)
+    votes = _frame(np.array([[0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 1, 1]]), ["c", "a", "d"])
+    truth = np.array([0, 0, 0, 1])
+    model = Model(prior_from=earlier, **kwargs).fit(votes, truth)
+    np.testing.assert_allclose(model.class_priors_, np.array([3 + 8 * 9 / 14, 1 + 8 * 5 / 14]) / 12)
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-10)
+    none = Model(prior_from=earlier, prior_strength=0.0, **kwargs).fit(votes, truth)
+    fresh = Model(**kwargs).fit(votes, truth)
+    np.testing.assert_allclose(none.class_priors_, fresh.class_priors_)
+    np.testing.assert_allclose(fresh.class_priors_, [0.7, 0.3] if Model is DawidSkene
+                               else [0.75, 0.25])
