@@ -509,3 +509,23 @@ def test_class_priors_of_a_prior_fit_by_hand(Model):
     np.testing.assert_allclose(none.class_priors_, fresh.class_priors_)
     np.testing.assert_allclose(fresh.class_priors_, [0.7, 0.3] if Model is DawidSkene
                                else [0.75, 0.25])
+
+
+@pytest.mark.parametrize("Model", [BayesianDawidSkene, GLAD])
+def test_bds_and_glad_out_of_core_match_by_worker_id(Model, tmp_path):
+    """Out of core, the earlier workers' table follows the source's order of the workers."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    earlier = Model().fit(_frame(VOTES_A, ["a", "b", "c"]))
+    task, worker = np.nonzero(VOTES_B >= 0)
+    path = tmp_path / "votes.parquet"
+    pq.write_table(pa.table({"task": task, "worker": np.array(["c", "a", "d"])[worker],
+                             "label": VOTES_B[task, worker]}), path)
+    model = Model(prior_from=earlier, backend="outofcore").fit(path)
+    reference = Model(prior_from=earlier).fit(_frame(VOTES_B, ["c", "a", "d"]))
+    order = pd.Index(model.worker_ids_).get_indexer(["c", "a", "d"])
+    attribute = "abilities_" if Model is GLAD else "confusion_matrices_"
+    np.testing.assert_allclose(getattr(model, attribute)[order], getattr(reference, attribute),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(model.prior_workers_[order], [True, True, False])
