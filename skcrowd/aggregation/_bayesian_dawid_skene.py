@@ -288,8 +288,8 @@ class BayesianDawidSkene(DawidSkene):
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats
         K = len(class_counts)
-        if self._earlier_counts is not None:  # pseudo-votes, counted as votes
-            worker_counts = worker_counts + self._earlier_counts
+        if self._earlier_counts is not None:  # pseudo-votes, counted as votes (in place)
+            worker_counts += self._earlier_counts
         if self._share_pseudo_tasks is not None:  # a MAP estimate (see PriorFromMixin)
             class_counts = class_counts + self._share_pseudo_tasks
         # empirical Bayes: the prior of highest evidence for the expected counts, jointly with

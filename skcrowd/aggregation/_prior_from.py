@@ -1,14 +1,16 @@
 """Priors from an earlier fit: ``prior_from``, an earlier project's worker models as the prior.
 
 A model with a conjugate prior on each worker's parameters (Dirichlet confusion rows for
-:class:`DawidSkene`, a Beta accuracy for :class:`OneCoinDawidSkene`) takes a fitted model of
-the same kind as ``prior_from``: each worker matched by id gets the earlier model's
-pseudo-counts added to its statistics at every M-step (and their log-density to the
-objective), a new worker the population prior alone. :class:`PriorFromMixin` holds what every
-such model shares: checking the earlier fit, matching workers, the pseudo-count table in the
-order of the votes' workers, and ``clone`` keeping the fitted ``prior_from``; the model gives
-its own table (``_earlier_table``) and uses ``self._earlier_counts`` in its M-step and
-``_parameter_term``.
+:class:`DawidSkene` and :class:`BayesianDawidSkene`, a Beta accuracy for
+:class:`OneCoinDawidSkene`, MACE's competence and spam distributions, a Gaussian ability for
+:class:`GLAD`) takes a fitted model of the same kind as ``prior_from``: each worker matched by id
+gets the earlier model's pseudo-counts (for GLAD, a Gaussian factor) added to its statistics at
+every M-step (and their log-density to the objective), a new worker the population prior alone.
+:class:`PriorFromMixin` holds what every such model shares: checking the earlier fit, matching
+workers, the pseudo-count table in the order of the votes' workers, the class priors'
+pseudo-tasks (:func:`share_pseudo_tasks`) and ``clone`` keeping the fitted ``prior_from``; the
+model gives its own table (``_earlier_table``) and uses ``self._earlier_counts`` in its M-step
+and ``_parameter_term``.
 """
 
 from __future__ import annotations
