@@ -41,8 +41,9 @@ class GLADParameters(NamedTuple):
     log_class_priors: Shared
     """``(K,)`` log class priors (uniform)."""
     hyper: Shared
-    """``[ability mean, ability scale, log-difficulty scale, settled]``: the priors, and
-    whether their "auto" re-estimation has stopped."""
+    """``[ability mean, ability scale, log-difficulty scale, settled, drift]``: the priors,
+    whether their "auto" re-estimation has stopped, and the between-project drift ``tau`` of
+    the abilities carried by ``prior_from``."""
     ability_precision: PerWorker
     """The curvature of the M-step's objective in each ability, less the population prior's:
     the precision of its likelihood, plus that of ``prior_from`` (``ability_precisions_``;
@@ -267,6 +268,7 @@ class GLAD(PriorFromMixin, BaseEM):
         "difficulty_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
+        "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -277,6 +279,7 @@ class GLAD(PriorFromMixin, BaseEM):
         difficulty_prior="auto",
         prior_from=None,
         prior_strength="auto",
+        prior_drift="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -295,6 +298,7 @@ class GLAD(PriorFromMixin, BaseEM):
         self.difficulty_prior = difficulty_prior
         self.prior_from = prior_from
         self.prior_strength = prior_strength
+        self.prior_drift = prior_drift
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -338,9 +342,12 @@ class GLAD(PriorFromMixin, BaseEM):
     def _initial_hyper(self):
         ability, difficulty = self._fixed_priors()
         mean, scale = (_ABILITY_MEAN, _ABILITY_SCALE) if ability is None else ability
-        settled = ability is not None and difficulty is not None
+        drift = None if self.prior_drift == "auto" else float(self.prior_drift)
+        carried = getattr(self, "_earlier_counts", None) is not None
+        settled = ability is not None and difficulty is not None and not (
+            carried and drift is None)
         return np.array([mean, scale, _LOG_BETA_SCALE if difficulty is None else difficulty,
-                         settled])
+                         settled, 0.0 if drift is None else drift])
 
     def _statistics(self, layout, resp):
         hyper = self._initial_hyper()
@@ -356,11 +363,14 @@ class GLAD(PriorFromMixin, BaseEM):
             abilities = np.full(len(per_worker[0]), hyper[0])
         else:
             abilities, hyper = params.abilities, params.hyper
-        mean, scale, _, settled = hyper
+        mean, scale, _, settled, drift = hyper
+        votes_curvature = per_worker[1]
         if self._earlier_counts is not None:
             # the earlier ability: a Gaussian pseudo-observation of precision lam at centre,
-            # -lam (alpha - centre)**2 / 2 added to Q (a constant curvature lam)
+            # -lam (alpha - centre)**2 / 2 added to Q (a constant curvature lam), lam the
+            # earlier precision widened by the drift
             lam, centre = self._earlier_counts.T
+            lam = _drifted_precision(lam, drift)
             grad, *curvatures = per_worker
             per_worker = (grad - lam * (abilities - centre), *(c + lam for c in curvatures))
         precision = per_worker[1]
@@ -371,6 +381,16 @@ class GLAD(PriorFromMixin, BaseEM):
             return GLADParameters(abilities, None, log_priors, hyper, precision)
         ability, difficulty = self._fixed_priors()
         new = hyper.copy()
+        if self._earlier_counts is not None and self.prior_drift == "auto":
+            # the drift by maximum likelihood, from the workers with votes here (the others say
+            # nothing of it): the estimate of ability j without the earlier factor (curvature
+            # alone = H - lam) is centre + (alpha - centre) H / alone, within 1 / alone of alpha
+            moved = (votes_curvature > 0) & (lam > 0)
+            total = per_worker[1][moved] + 1.0 / scale**2
+            alone = total - lam[moved]
+            distance = (abilities - centre)[moved] * total / alone
+            new[4] = _drift_scale(distance**2,
+                                  1.0 / self._earlier_counts[moved, 0] + 1.0 / alone)
         curv_a = per_worker[1]
         voted = curv_a > 0
         if ability is None and voted.any():
@@ -388,15 +408,17 @@ class GLAD(PriorFromMixin, BaseEM):
         if difficulty is None and params is not None:  # not from the initial soft labels
             new[2] = _mackay_scale(*stats.difficulty_moment)
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
-        new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
-            _PRIOR_SETTLED * new[1])
+        new[3] = params is not None and change < _PRIOR_SETTLED and max(
+            abs(new[0] - mean), abs(new[4] - drift)) < _PRIOR_SETTLED * new[1]
         return GLADParameters(abilities, None, log_priors, new, precision)
 
     def _prior_settled(self, params):
         return bool(params.hyper[3])
 
     def _settle_prior(self, params):
-        return params._replace(hyper=np.r_[params.hyper[:3], 1.0])
+        hyper = params.hyper.copy()
+        hyper[3] = 1.0
+        return params._replace(hyper=hyper)
 
     def _task_m_step(self, task_stats, task_params, shared):
         # the difficulties' M-step ran in the block's E-step pass, with the abilities held
@@ -422,11 +444,12 @@ class GLAD(PriorFromMixin, BaseEM):
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):
-        abilities, (mean, scale, _, _) = params.abilities, params.hyper
+        abilities, (mean, scale, *_) = params.abilities, params.hyper
         term = float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
                      - len(abilities) * np.log(scale))
         if self._earlier_counts is not None:  # the earlier abilities' Gaussian factors
             lam, centre = self._earlier_counts.T
+            lam = _drifted_precision(lam, params.hyper[4])
             term -= 0.5 * float(lam @ (abilities - centre) ** 2)
         return term
 
@@ -444,11 +467,13 @@ class GLAD(PriorFromMixin, BaseEM):
         self.ability_prior_ = hyper[:2].copy()
         self.difficulty_prior_ = float(hyper[2])
         self._prior_settled_ = bool(hyper[3])
+        self.prior_drift_ = float(hyper[4])
 
     def _fitted_parameters(self):
         return GLADParameters(
             self.abilities_.copy(), None, safe_log(self.class_priors_),
-            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_],
+            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_,
+                  self.prior_drift_],
             self.ability_precisions_)
 
     def _difficulties(self, layout, params, resp=None, log_task_priors=None):
@@ -523,6 +548,47 @@ def _ability_step(abilities, grad, curv, curv_half, curv_zero, mean, scale):
     step = np.where(beyond, -0.5 * abilities, step)
     step = np.where(beyond & (np.abs(zero) > 0.5 * np.abs(abilities)), zero, step)
     return np.clip(step, -1.0, 1.0)
+
+
+def _drifted_precision(precision, drift):
+    """The precision ``1 / (1 / precision + drift**2)`` of an earlier ability seen through a
+    between-project change of standard deviation ``drift`` (0 stays 0)."""
+    return precision / (1.0 + precision * drift**2)
+
+
+def _drift_scale(squares, variance, max_iter=200):
+    """The between-project standard deviation ``tau`` of GLAD's abilities carried by
+    ``prior_from``, by maximum likelihood.
+
+    Worker ``j``'s earlier ability and its estimate from this project alone (its votes and the
+    population prior, the earlier factor left out) differ by ``d_j ~ N(0, v_j + tau**2)``,
+    ``v_j`` the sum of their variances (``1 / lambda_j`` and the inverse curvature of this
+    project's terms). The likelihood of ``t = tau**2`` is highest at the root ``t >= 0`` of
+    ``sum_j (d_j**2 - v_j - t) / (v_j + t)**2 = 0``, found by the fixed point ``t = sum_j w_j**2
+    (d_j**2 - v_j) / sum_j w_j**2`` with ``w_j = 1 / (v_j + t)`` (with equal ``v_j``, ``t =
+    mean(d_j**2) - v``); ``t = 0`` where the abilities moved no more than their variances allow
+    (with ``d_j**2 <= v_j`` for all ``j``). ``tau`` is clipped to ``_MAX_SCALE``.
+
+    Parameters
+    ----------
+    squares, variance : ndarray of shape (n_matched,)
+        ``d_j**2`` and ``v_j`` of the matched workers with votes.
+
+    Returns
+    -------
+    float
+    """
+    if len(squares) == 0:
+        return 0.0
+    excess, t = squares - variance, 0.0
+    for _ in range(max_iter):
+        w2 = (variance + t) ** -2.0
+        t_new = min(max(float(w2 @ excess / w2.sum()), 0.0), _MAX_SCALE**2)
+        if abs(t_new - t) <= 1e-10 * (1.0 + t):
+            t = t_new
+            break
+        t = t_new
+    return float(np.sqrt(t))
 
 
 def _second_moment(log_betas, curvature, hyper):

@@ -401,34 +401,92 @@ def _glad_objective(votes, abilities, difficulties, lam=None, centre=None):
     return total / len(votes)
 
 
+@pytest.mark.parametrize("drift", [0.0, "auto"])
 @pytest.mark.parametrize("strength", ["auto", 2.0])
-def test_glad_prior_term_in_the_objective(strength):
+def test_glad_prior_term_in_the_objective(strength, drift):
     """GLAD: the earlier ability of a matched worker is a Gaussian factor of precision lam
-    (strength, or the earlier ability_precisions_) in the objective, which lower_bound_
-    reports (computed here by hand) and EM never decreases; a new worker has none."""
+    (strength, or the earlier ability_precisions_, widened by the drift tau to ``1 / (1 / lam +
+    tau**2)``) in the objective, which lower_bound_ reports (computed here by hand) and EM
+    never decreases; a new worker has none."""
     fixed = dict(ability_prior=(1.0, 1.0), difficulty_prior=1.0, tol=1e-12, max_iter=1000)
     earlier = GLAD(**fixed).fit(_frame(VOTES_A, ["a", "b", "c"]))
     assert np.all(earlier.ability_precisions_ > 0)
-    glad = GLAD(prior_from=earlier, prior_strength=strength, **fixed)
+    glad = GLAD(prior_from=earlier, prior_strength=strength, prior_drift=drift, **fixed)
     glad.fit(_frame(VOTES_B, ["c", "a", "d"]))
     np.testing.assert_array_equal(glad.prior_workers_, [True, True, False])
     assert np.all(np.diff(glad.lower_bounds_) >= -1e-12)
+    assert glad.prior_drift_ >= 0.0 if drift == "auto" else glad.prior_drift_ == drift
     rows = [2, 0]
     lam = np.zeros(3)
     lam[:2] = earlier.ability_precisions_[rows] if strength == "auto" else strength
+    lam = lam / (1.0 + lam * glad.prior_drift_**2)  # 1 / (1 / lam + tau**2)
     centre = np.r_[earlier.abilities_[rows], 0.0]
     by_hand = _glad_objective(VOTES_B, glad.abilities_, glad.difficulties_, lam, centre)
     np.testing.assert_allclose(glad.lower_bound_, by_hand, rtol=1e-7)
     without = _glad_objective(VOTES_B, glad.abilities_, glad.difficulties_)
     assert without - glad.lower_bound_ > 1e-3  # the factor is in it, and it costs
-    # strength 0: the fresh fit; a huge strength: the earlier abilities, held
+    # strength 0: the fresh fit; a huge strength without drift: the earlier abilities, held
     fresh = GLAD(**fixed).fit(_frame(VOTES_B, ["c", "a", "d"]))
-    none = GLAD(prior_from=earlier, prior_strength=0.0, **fixed)
+    none = GLAD(prior_from=earlier, prior_strength=0.0, prior_drift=drift, **fixed)
     np.testing.assert_allclose(none.fit(_frame(VOTES_B, ["c", "a", "d"])).abilities_,
                                fresh.abilities_)
-    held = GLAD(prior_from=earlier, prior_strength=1e8, **fixed)
+    held = GLAD(prior_from=earlier, prior_strength=1e8, prior_drift=0.0, **fixed)
     np.testing.assert_allclose(held.fit(_frame(VOTES_B, ["c", "a", "d"])).abilities_[:2],
                                earlier.abilities_[rows], atol=1e-6)
+
+
+def test_glad_drift_estimate_by_hand():
+    """The drift tau**2 = t is the root t >= 0 of sum_j (d_j**2 - v_j - t) / (v_j + t)**2: with
+    equal v, mean(d**2) - v; with v = (0.5, 1.5) and d**2 = (1.5, 0), (1 - t) / (0.5 + t)**2 =
+    (1.5 + t) / (1.5 + t)**2 at t = 0.5; 0 where the abilities moved less than their variances
+    allow."""
+    from skcrowd.aggregation._glad import _drift_scale
+
+    assert _drift_scale(np.array([0.5, 1.5, 1.0]), np.full(3, 0.25)) == pytest.approx(
+        np.sqrt(0.75))
+    assert _drift_scale(np.array([1.5, 0.0]), np.array([0.5, 1.5])) == pytest.approx(
+        np.sqrt(0.5))
+    assert _drift_scale(np.array([0.1, 0.2]), np.array([0.5, 0.3])) == 0.0
+    assert _drift_scale(np.array([]), np.array([])) == 0.0
+
+
+def _drifting_projects(seed, flip):
+    """GLAD-like one-coin workers (20, K=2) on project A (400 tasks, 5 votes each) and B (200
+    tasks, 2 votes each); with ``flip``, the better half of the workers are the worse half in
+    B (abilities moved between the projects)."""
+    rng = np.random.default_rng(seed)
+    n_workers = 20
+    accuracy = np.where(np.arange(n_workers) % 2, rng.uniform(0.8, 0.95, n_workers),
+                        rng.uniform(0.55, 0.65, n_workers))
+    votes_a, _ = _project(rng, _confusions_of_accuracies(accuracy, 2), 400, 5)
+    accuracy_b = np.roll(accuracy, 1) if flip else accuracy
+    votes_b, truth_b = _project(rng, _confusions_of_accuracies(accuracy_b, 2), 200, 2)
+    return votes_a, votes_b, truth_b
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_glad_drift_follows_the_change_of_the_workers(seed):
+    """The drift chosen from the data is small where the workers kept their abilities (the prior
+    then helps as without drift) and large where they swapped them (the prior then fades: the
+    fit is near a fresh one, and far from the drift-free prior fit's abilities); a huge fixed
+    drift gives the fresh fit."""
+    votes_a, votes_b, truth_b = _drifting_projects(seed, flip=False)
+    earlier = GLAD().fit(votes_a)
+    kept = GLAD(prior_from=earlier).fit(votes_b)
+    votes_a, moved_b, truth_moved = _drifting_projects(seed, flip=True)
+    moved = GLAD(prior_from=GLAD().fit(votes_a)).fit(moved_b)
+    assert kept.prior_drift_ < 0.2 and moved.prior_drift_ > 0.5
+    fresh = GLAD().fit(moved_b)
+    stiff = GLAD(prior_from=moved.prior_from, prior_drift=0.0).fit(moved_b)
+    assert (np.abs(moved.abilities_ - fresh.abilities_).max()
+            < 0.5 * np.abs(stiff.abilities_ - fresh.abilities_).max())
+    assert np.mean(moved.predict(moved_b) == truth_moved) >= np.mean(
+        stiff.predict(moved_b) == truth_moved)
+    huge = GLAD(prior_from=moved.prior_from, prior_drift=1e4).fit(moved_b)
+    np.testing.assert_allclose(huge.abilities_, fresh.abilities_, atol=1e-5)
+    np.testing.assert_allclose(huge.predict_proba(moved_b), fresh.predict_proba(moved_b),
+                               atol=1e-6)
+    assert np.all(np.diff(moved.lower_bounds_) >= -1e-12)
 
 
 @pytest.mark.parametrize("Model", [BayesianDawidSkene, GLAD])
