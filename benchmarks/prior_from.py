@@ -17,7 +17,9 @@ mean over them and, per strength, the worst difference of a split against the fr
 ``--joint`` also fits the model on both halves at once (every vote of A, the kept votes of B)
 and scores B's tasks: what sequential Bayes should reach. ``--share-weight W`` sets the
 pseudo-tasks per task of the class priors of a prior fit (``W = 0``: class priors by EM alone, the
-first version of ``prior_from``).
+first version of ``prior_from``). ``--drift TAU`` (GLAD only) fixes the prior fits' ``prior_drift``
+(``0``: the earlier abilities' precisions as they are, the first version of GLAD's prior; default
+``"auto"``, the drift chosen by maximum likelihood).
 
 ``--crowdkit PYTHON`` (DawidSkene only) runs crowd-kit's ``DawidSkene`` on the same splits in
 that interpreter: fresh on B, and with ``initial_error_strategy="addition"`` given A's counts
@@ -30,6 +32,7 @@ Usage::
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
     python benchmarks/prior_from.py --model onecoin
     python benchmarks/prior_from.py --model glad --strengths auto 10
+    python benchmarks/prior_from.py --model glad --strengths auto 10 --drift 0 --joint
     python benchmarks/prior_from.py --joint --share-weight 0
     python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
@@ -82,8 +85,10 @@ def matrix(crowd, rows, votes):
                          shape=(len(rows), crowd.n_workers))
 
 
-def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=False):
+def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=False,
+              drift=None):
     Model = model_class(model)
+    extra = {} if drift is None else {"prior_drift": drift}
 
     K = crowd.n_classes
     gold = np.full(crowd.n_tasks, -1)
@@ -105,7 +110,7 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=F
             X = matrix(crowd, tasks_b, kept)
             methods = {"fresh": Model(n_classes=K)}
             methods.update({f"prior {s}": Model(n_classes=K, prior_from=earlier,
-                                                prior_strength=s) for s in strengths})
+                                                prior_strength=s, **extra) for s in strengths})
             for name, model in methods.items():
                 proba = model.fit(X).predict_proba(X)
                 results.setdefault((keep, name), []).append(
@@ -201,6 +206,8 @@ def main(argv=None):
     parser.add_argument("--share-weight", type=float, default=None,
                         help="pseudo-tasks per task of the class priors of a prior fit "
                              "(default: the library's; 0: class priors by EM alone)")
+    parser.add_argument("--drift", type=float, default=None,
+                        help="GLAD only: prior_drift of the prior fits (default 'auto')")
     parser.add_argument("--crowdkit", default=None, metavar="PYTHON",
                         help="crowd-kit's interpreter (DawidSkene only)")
     parser.add_argument("--crowdkit-child", default=None, help=argparse.SUPPRESS)
@@ -208,6 +215,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.crowdkit_child:
         return crowdkit_child(args.crowdkit_child)
+    if args.drift is not None and args.model != "glad":
+        parser.error("--drift is GLAD's prior_drift: use it with --model glad")
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
     keeps = [None, *args.keep]
     names = ["fresh", *(f"prior {s}" for s in args.strengths)] + ["joint"] * args.joint
@@ -227,7 +236,7 @@ def main(argv=None):
         crowd = read_folder(folder)
         start = time.perf_counter()
         res = run_crowd(crowd, args.seeds, keeps, args.strengths, args.model,
-                        args.crowdkit, args.joint)
+                        args.crowdkit, args.joint, args.drift)
         row = ""
         for k in keeps:
             fresh = np.array(res[(k, "fresh")])

@@ -155,6 +155,17 @@ class GLAD(PriorFromMixin, BaseEM):
         of the earlier posterior, sequential Bayes). A number ``s >= 0``: the
         same precision ``s`` for every matched worker (``s = 10``: the
         earlier ability known within a standard deviation of about 0.3).
+    prior_drift : "auto" or float, default="auto"
+        The between-project drift ``tau`` of the abilities: how far a
+        worker's ability may move from one project to the next, whatever
+        the earlier votes measured. The earlier factor's variance becomes
+        ``1 / lambda_j + tau**2`` (hierarchical: the ability here is drawn
+        around the earlier one), so that ``tau = 0`` keeps ``prior_strength``
+        as it is and a large ``tau`` gives a fresh fit. ``"auto"``: chosen by
+        maximum likelihood at each M-step until the priors settle, from the
+        matched workers with votes here (their earlier abilities against
+        their estimates from these votes alone, see ``prior_drift_``). A
+        number: that ``tau``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -208,6 +219,11 @@ class GLAD(PriorFromMixin, BaseEM):
     prior_workers_ : ndarray of shape (n_workers,) of bool
         With ``prior_from``: whether each worker got its earlier ability as
         prior (matched, with votes in ``prior_from``).
+    prior_drift_ : float
+        The drift ``tau`` of the abilities carried by ``prior_from``:
+        ``prior_drift`` when a number; with ``"auto"``, the one chosen (0
+        where the abilities moved no more than their precisions allow, and
+        without ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -383,12 +399,14 @@ class GLAD(PriorFromMixin, BaseEM):
         new = hyper.copy()
         if self._earlier_counts is not None and self.prior_drift == "auto":
             # the drift by maximum likelihood, from the workers with votes here (the others say
-            # nothing of it): the estimate of ability j without the earlier factor (curvature
-            # alone = H - lam) is centre + (alpha - centre) H / alone, within 1 / alone of alpha
+            # nothing of it): ability j estimated from its votes alone (curvature c, the
+            # population prior and the earlier factor taken out of the posterior mean alpha of
+            # total curvature H) is a_j with a_j - centre = (H (alpha - centre) + (centre -
+            # mean) / scale**2) / c, within 1 / c of the ability
             moved = (votes_curvature > 0) & (lam > 0)
-            total = per_worker[1][moved] + 1.0 / scale**2
-            alone = total - lam[moved]
-            distance = (abilities - centre)[moved] * total / alone
+            alone = votes_curvature[moved]
+            distance = ((per_worker[1][moved] + 1.0 / scale**2) * (abilities - centre)[moved]
+                        + (centre[moved] - mean) / scale**2) / alone
             new[4] = _drift_scale(distance**2,
                                   1.0 / self._earlier_counts[moved, 0] + 1.0 / alone)
         curv_a = per_worker[1]
@@ -560,14 +578,14 @@ def _drift_scale(squares, variance, max_iter=200):
     """The between-project standard deviation ``tau`` of GLAD's abilities carried by
     ``prior_from``, by maximum likelihood.
 
-    Worker ``j``'s earlier ability and its estimate from this project alone (its votes and the
-    population prior, the earlier factor left out) differ by ``d_j ~ N(0, v_j + tau**2)``,
-    ``v_j`` the sum of their variances (``1 / lambda_j`` and the inverse curvature of this
-    project's terms). The likelihood of ``t = tau**2`` is highest at the root ``t >= 0`` of
-    ``sum_j (d_j**2 - v_j - t) / (v_j + t)**2 = 0``, found by the fixed point ``t = sum_j w_j**2
-    (d_j**2 - v_j) / sum_j w_j**2`` with ``w_j = 1 / (v_j + t)`` (with equal ``v_j``, ``t =
-    mean(d_j**2) - v``); ``t = 0`` where the abilities moved no more than their variances allow
-    (with ``d_j**2 <= v_j`` for all ``j``). ``tau`` is clipped to ``_MAX_SCALE``.
+    Worker ``j``'s earlier ability and its estimate from this project's votes alone (priors
+    left out) differ by ``d_j ~ N(0, v_j + tau**2)``, ``v_j`` the sum of their variances (``1 /
+    lambda_j`` and the inverse curvature of the votes' log-likelihood), as the effects of a
+    random-effects meta-analysis. The likelihood of ``t = tau**2`` is highest at the root ``t >=
+    0`` of ``sum_j (d_j**2 - v_j - t) / (v_j + t)**2 = 0``, found by the fixed point ``t = sum_j
+    w_j**2 (d_j**2 - v_j) / sum_j w_j**2`` with ``w_j = 1 / (v_j + t)`` (with equal ``v_j``, ``t
+    = mean(d_j**2) - v``); ``t = 0`` where the abilities moved no more than their variances
+    allow (with ``d_j**2 <= v_j`` for all ``j``). ``tau`` is clipped to ``_MAX_SCALE``.
 
     Parameters
     ----------

@@ -451,37 +451,37 @@ def test_glad_drift_estimate_by_hand():
 
 
 def _drifting_projects(seed, flip):
-    """GLAD-like one-coin workers (20, K=2) on project A (400 tasks, 5 votes each) and B (200
-    tasks, 2 votes each); with ``flip``, the better half of the workers are the worse half in
-    B (abilities moved between the projects)."""
+    """One-coin workers (20, K=2) on project A (400 tasks, 5 votes each) and B (200 tasks, 3
+    votes each); with ``flip``, the better half of the workers are the worse half in B
+    (abilities moved between the projects)."""
     rng = np.random.default_rng(seed)
     n_workers = 20
     accuracy = np.where(np.arange(n_workers) % 2, rng.uniform(0.8, 0.95, n_workers),
                         rng.uniform(0.55, 0.65, n_workers))
     votes_a, _ = _project(rng, _confusions_of_accuracies(accuracy, 2), 400, 5)
     accuracy_b = np.roll(accuracy, 1) if flip else accuracy
-    votes_b, truth_b = _project(rng, _confusions_of_accuracies(accuracy_b, 2), 200, 2)
+    votes_b, truth_b = _project(rng, _confusions_of_accuracies(accuracy_b, 2), 200, 3)
     return votes_a, votes_b, truth_b
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_glad_drift_follows_the_change_of_the_workers(seed):
-    """The drift chosen from the data is small where the workers kept their abilities (the prior
-    then helps as without drift) and large where they swapped them (the prior then fades: the
-    fit is near a fresh one, and far from the drift-free prior fit's abilities); a huge fixed
-    drift gives the fresh fit."""
+    """The drift chosen from the data is 0 where the workers kept their abilities (the prior then
+    is the drift-free one) and large where they swapped them (0.67 and 0.95 on these seeds: the
+    prior then fades, labelling B 2 and 10 points better than the drift-free prior); a huge
+    fixed drift gives the fresh fit."""
     votes_a, votes_b, truth_b = _drifting_projects(seed, flip=False)
     earlier = GLAD().fit(votes_a)
     kept = GLAD(prior_from=earlier).fit(votes_b)
     votes_a, moved_b, truth_moved = _drifting_projects(seed, flip=True)
     moved = GLAD(prior_from=GLAD().fit(votes_a)).fit(moved_b)
-    assert kept.prior_drift_ < 0.2 and moved.prior_drift_ > 0.5
+    assert kept.prior_drift_ == 0.0 and moved.prior_drift_ > 0.5
+    same = GLAD(prior_from=earlier, prior_drift=0.0).fit(votes_b)
+    np.testing.assert_allclose(kept.abilities_, same.abilities_, atol=1e-4)
     fresh = GLAD().fit(moved_b)
     stiff = GLAD(prior_from=moved.prior_from, prior_drift=0.0).fit(moved_b)
-    assert (np.abs(moved.abilities_ - fresh.abilities_).max()
-            < 0.5 * np.abs(stiff.abilities_ - fresh.abilities_).max())
-    assert np.mean(moved.predict(moved_b) == truth_moved) >= np.mean(
-        stiff.predict(moved_b) == truth_moved)
+    assert np.mean(moved.predict(moved_b) == truth_moved) > np.mean(
+        stiff.predict(moved_b) == truth_moved) + 0.015
     huge = GLAD(prior_from=moved.prior_from, prior_drift=1e4).fit(moved_b)
     np.testing.assert_allclose(huge.abilities_, fresh.abilities_, atol=1e-5)
     np.testing.assert_allclose(huge.predict_proba(moved_b), fresh.predict_proba(moved_b),
