@@ -276,6 +276,16 @@ class GLAD(PriorFromMixin, BaseEM):
     >>> auto = GLAD().fit(votes)  # priors chosen by the data: tasks alike, workers distinct
     >>> auto.ability_prior_.round(2), round(auto.difficulty_prior_, 2)
     (array([0.52, 4.6 ]), 0.05)
+
+    The next project of the same workers, where worker 2 has turned reliable:
+    its earlier ability, carried as a prior, moved further than its
+    precision allows, and the drift chosen from the data lets the new votes
+    win:
+
+    >>> later = np.array([[0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 1, 0]] * 4)
+    >>> carried = GLAD(prior_from=auto).fit(later)
+    >>> round(carried.prior_drift_, 1), carried.abilities_.round(1)
+    (4.9, array([3.6, 1.7, 3.3]))
     """
 
     _parameter_constraints: dict = {
