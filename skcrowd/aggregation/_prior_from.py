@@ -4,8 +4,9 @@ A model with a conjugate prior on each worker's parameters (Dirichlet confusion 
 :class:`DawidSkene` and :class:`BayesianDawidSkene`, a Beta accuracy for
 :class:`OneCoinDawidSkene`, MACE's competence and spam distributions, a Gaussian ability for
 :class:`GLAD`) takes a fitted model of the same kind as ``prior_from``: each worker matched by id
-gets the earlier model's pseudo-counts (for GLAD, a Gaussian factor) added to its statistics at
-every M-step (and their log-density to the objective), a new worker the population prior alone.
+gets the earlier model's pseudo-counts (for GLAD, a Gaussian factor widened by the drift between
+projects, ``prior_drift``) added to its statistics at every M-step (and their log-density to the
+objective), a new worker the population prior alone.
 :class:`PriorFromMixin` holds what every such model shares: checking the earlier fit, matching
 workers, the pseudo-count table in the order of the votes' workers, the class priors'
 pseudo-tasks (:func:`share_pseudo_tasks`) and ``clone`` keeping the fitted ``prior_from``; the
