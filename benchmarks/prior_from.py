@@ -4,14 +4,22 @@ Each real crowd with gold (``--data``: folders in the shared layout; default eve
 ``../shared/data`` with a ``truth.csv``, cifar10n left out: its worker ids are unreliable) is
 split at random into two halves of its tasks (each worker's votes go with their tasks): the
 first half is "project A", the second "project B". The model (``--model``: ``ds``,
-DawidSkene, ``onecoin``, OneCoinDawidSkene, or ``mace``, MACE) is fitted on A; on B, a fresh
-fit is compared with ``Model(prior_from=fit on A)`` (workers matched by column;
-``--strengths``: ``auto`` and/or numbers of pseudo-votes per confusion row, or per worker for
-the one-coin model and MACE), scored
+DawidSkene, ``onecoin``, OneCoinDawidSkene, ``mace``, MACE, ``bds``, BayesianDawidSkene, or
+``glad``, GLAD) is fitted on A; on B, a fresh fit is compared with ``Model(prior_from=fit on
+A)`` (workers matched by column; ``--strengths``: ``auto`` and/or numbers of pseudo-votes per
+confusion row, or per worker for the one-coin model and MACE, or the precision of each
+ability's prior for GLAD), scored
 on B's gold tasks (ties of the posterior get fractional credit). B is used whole and
 subsampled to ``--keep`` votes per task (default 2 and 1, drawn at random), where a fresh fit
 knows least about each worker. ``--seeds`` splits per crowd (default 3); the table gives the
 mean over them and, per strength, the worst difference of a split against the fresh fit.
+
+``--joint`` also fits the model on both halves at once (every vote of A, the kept votes of B)
+and scores B's tasks: what sequential Bayes should reach. ``--share-weight W`` sets the
+pseudo-tasks per task of the class priors of a prior fit (``W = 0``: class priors by EM alone, the
+first version of ``prior_from``). ``--drift TAU`` (GLAD only) fixes the prior fits' ``prior_drift``
+(``0``: the earlier abilities' precisions as they are, the first version of GLAD's prior; default
+``"auto"``, the drift chosen by maximum likelihood).
 
 ``--crowdkit PYTHON`` (DawidSkene only) runs crowd-kit's ``DawidSkene`` on the same splits in
 that interpreter: fresh on B, and with ``initial_error_strategy="addition"`` given A's counts
@@ -23,6 +31,9 @@ Usage::
     python benchmarks/prior_from.py
     python benchmarks/prior_from.py --seeds 5 --strengths auto 10 --keep 3 1
     python benchmarks/prior_from.py --model onecoin
+    python benchmarks/prior_from.py --model glad --strengths auto 10
+    python benchmarks/prior_from.py --model glad --strengths auto 10 --drift 0 --joint
+    python benchmarks/prior_from.py --joint --share-weight 0
     python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
@@ -74,10 +85,10 @@ def matrix(crowd, rows, votes):
                          shape=(len(rows), crowd.n_workers))
 
 
-def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
-    from skcrowd.aggregation import MACE, DawidSkene, OneCoinDawidSkene
-
-    Model = {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE}[model]
+def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=False,
+              drift=None):
+    Model = model_class(model)
+    extra = {} if drift is None else {"prior_drift": drift}
 
     K = crowd.n_classes
     gold = np.full(crowd.n_tasks, -1)
@@ -88,7 +99,8 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
         rng = np.random.default_rng(seed)
         in_a, (votes_a, votes_b) = halves(crowd, rng)
         tasks_a, tasks_b = np.flatnonzero(in_a), np.flatnonzero(~in_a)
-        earlier = Model(n_classes=K).fit(matrix(crowd, tasks_a, votes_a))
+        X_a = matrix(crowd, tasks_a, votes_a)
+        earlier = Model(n_classes=K).fit(X_a)
         scored = gold[tasks_b] >= 0
         splits[f"{seed}|A"] = votes_a
         splits[f"{seed}|gold"] = tasks_b[scored]
@@ -98,15 +110,28 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None):
             X = matrix(crowd, tasks_b, kept)
             methods = {"fresh": Model(n_classes=K)}
             methods.update({f"prior {s}": Model(n_classes=K, prior_from=earlier,
-                                                prior_strength=s) for s in strengths})
+                                                prior_strength=s, **extra) for s in strengths})
             for name, model in methods.items():
                 proba = model.fit(X).predict_proba(X)
                 results.setdefault((keep, name), []).append(
+                    tie_credit(proba[scored], gold[tasks_b][scored]))
+            if joint:  # one fit of both halves: A's votes and B's kept ones
+                both = sp.vstack([X_a, X]).tocsr()
+                proba = Model(n_classes=K).fit(both).predict_proba(both)[len(tasks_a):]
+                results.setdefault((keep, "joint"), []).append(
                     tie_credit(proba[scored], gold[tasks_b][scored]))
     if crowdkit:
         for (keep, name), accuracies in run_crowdkit(crowdkit, crowd, gold, splits).items():
             results[(None if keep == "None" else int(keep), name)] = accuracies
     return results
+
+
+def model_class(name):
+    from skcrowd.aggregation import (GLAD, MACE, BayesianDawidSkene, DawidSkene,
+                                     OneCoinDawidSkene)
+
+    return {"ds": DawidSkene, "onecoin": OneCoinDawidSkene, "mace": MACE,
+            "bds": BayesianDawidSkene, "glad": GLAD}[name]
 
 
 def run_crowdkit(python, crowd, gold, splits):
@@ -174,7 +199,15 @@ def main(argv=None):
     parser.add_argument("--keep", nargs="*", type=int, default=[2, 1],
                         help="votes kept per task of B, besides all of them")
     parser.add_argument("--strengths", nargs="*", type=parse_strength, default=["auto"])
-    parser.add_argument("--model", choices=["ds", "onecoin", "mace"], default="ds")
+    parser.add_argument("--model", choices=["ds", "onecoin", "mace", "bds", "glad"],
+                        default="ds")
+    parser.add_argument("--joint", action="store_true",
+                        help="also fit both halves at once and score B's tasks")
+    parser.add_argument("--share-weight", type=float, default=None,
+                        help="pseudo-tasks per task of the class priors of a prior fit "
+                             "(default: the library's; 0: class priors by EM alone)")
+    parser.add_argument("--drift", type=float, default=None,
+                        help="GLAD only: prior_drift of the prior fits (default 'auto')")
     parser.add_argument("--crowdkit", default=None, metavar="PYTHON",
                         help="crowd-kit's interpreter (DawidSkene only)")
     parser.add_argument("--crowdkit-child", default=None, help=argparse.SUPPRESS)
@@ -182,9 +215,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.crowdkit_child:
         return crowdkit_child(args.crowdkit_child)
+    if args.drift is not None and args.model != "glad":
+        parser.error("--drift is GLAD's prior_drift: use it with --model glad")
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
     keeps = [None, *args.keep]
-    names = ["fresh", *(f"prior {s}" for s in args.strengths)]
+    names = ["fresh", *(f"prior {s}" for s in args.strengths)] + ["joint"] * args.joint
+    if args.share_weight is not None:
+        from skcrowd.aggregation import _prior_from
+
+        _prior_from.SHARE_WEIGHT = args.share_weight
     if args.crowdkit:
         names += ["ck fresh", "ck +A"]
     out = {}
@@ -197,7 +236,7 @@ def main(argv=None):
         crowd = read_folder(folder)
         start = time.perf_counter()
         res = run_crowd(crowd, args.seeds, keeps, args.strengths, args.model,
-                        args.crowdkit)
+                        args.crowdkit, args.joint, args.drift)
         row = ""
         for k in keeps:
             fresh = np.array(res[(k, "fresh")])

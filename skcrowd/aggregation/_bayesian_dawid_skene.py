@@ -98,6 +98,24 @@ class BayesianDawidSkene(DawidSkene):
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
+    prior_from : fitted BayesianDawidSkene, default=None
+        An earlier fit (another project of the same workers) whose worker
+        posteriors become the prior of this fit: each worker of ``X`` that
+        voted in ``prior_from`` (matched by id, as in :class:`DawidSkene`)
+        gets the earlier pseudo-votes of each confusion row added to its
+        statistics at every iteration, as votes seen again with their
+        tasks' posteriors held, so that its row ``k`` has the posterior
+        ``Dir(alpha_k + earlier pseudo-votes + expected counts in X)``; the
+        crowd's prior ``alpha`` is learned from these totals. A new worker
+        gets ``Dir(alpha_k + expected counts)``. See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        The earlier pseudo-votes of a matched worker's row ``k``.
+        ``"auto"``: its posterior counts in ``prior_from`` less that fit's
+        prior (``confusion_counts_ - prior``: its expected votes on tasks of
+        class ``k``, plus the pseudo-votes that fit carried itself), so that
+        the prior is the earlier posterior over the crowd's prior (sequential
+        Bayes). A number ``s >= 0``: ``s`` pseudo-votes per row at the
+        earlier posterior mean ``prior_from.confusion_matrices_[j', k]``.
     init : {"majority", "random"}, default="majority"
         Initial class posteriors: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``. The prior
@@ -149,6 +167,9 @@ class BayesianDawidSkene(DawidSkene):
         ``k``, small when they differ.
     class_priors_ : ndarray of shape (n_classes,)
         Estimated prevalence of each class.
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier posterior as
+        prior (matched, with votes in ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -220,6 +241,8 @@ class BayesianDawidSkene(DawidSkene):
         self,
         n_classes=None,
         *,
+        prior_from=None,
+        prior_strength="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -235,6 +258,8 @@ class BayesianDawidSkene(DawidSkene):
             self, n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
             random_state=random_state, warm_start=warm_start, verbose=verbose,
             missing_label=missing_label, backend=backend)
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
 
     _Parameters = BayesianDawidSkeneParameters
     _Statistics = BayesianDawidSkeneStatistics
@@ -243,10 +268,18 @@ class BayesianDawidSkene(DawidSkene):
     # than before), not settled as DawidSkene's "auto" strength
     _prior_settled = BaseEM._prior_settled
     _settle_prior = BaseEM._settle_prior
-    # DawidSkene's prior_from (an earlier fit's per-worker pseudo-counts) is not one of this
-    # model's parameters
-    _fit_source = BaseEM._fit_source
-    __sklearn_clone__ = BaseEM.__sklearn_clone__
+
+    _prior_from_models = "BayesianDawidSkene"
+
+    def _earlier_table(self, earlier):
+        """``([j, l, k], votes)``: each earlier worker's expected counts (its posterior counts
+        less the earlier prior; "auto") or ``prior_strength`` times its posterior mean rows,
+        and its number of (pseudo-)votes."""
+        prior = earlier.prior_confusion_ * earlier.prior_concentration_[:, None]
+        counts = np.maximum(earlier.confusion_counts_ - prior, 0.0)
+        table = (counts if self.prior_strength == "auto"
+                 else float(self.prior_strength) * earlier.confusion_matrices_)
+        return np.ascontiguousarray(table.transpose(0, 2, 1)), counts.sum(axis=(1, 2))
 
     def _statistics(self, layout, resp):
         return BayesianDawidSkeneStatistics(*super()._statistics(layout, resp)[:2])
@@ -257,6 +290,10 @@ class BayesianDawidSkene(DawidSkene):
     def _m_step(self, stats, params):
         worker_counts, class_counts = stats
         K = len(class_counts)
+        if self._earlier_counts is not None:  # pseudo-votes, counted as votes (in place)
+            worker_counts += self._earlier_counts
+        if self._share_pseudo_tasks is not None:  # a MAP estimate (see PriorFromMixin)
+            class_counts = class_counts + self._share_pseudo_tasks
         # empirical Bayes: the prior of highest evidence for the expected counts, jointly with
         # the posteriors it gives (from the initial prior, then from the last one)
         prior_t = (np.eye(K) + 1.0 / K).T if params is None else params.prior.T
@@ -285,7 +322,12 @@ class BayesianDawidSkene(DawidSkene):
                 stats.log_likelihood)
 
     def _parameter_term(self, params):
-        return -float(params.kl)
+        term = -float(params.kl)
+        if self._earlier_counts is not None:  # the pseudo-votes' expected log-likelihood
+            term += float(np.einsum("jlk,jlk->", params.expected_log_t, self._earlier_counts))
+        if self._share_pseudo_tasks is not None:  # the class priors' Dirichlet log-density
+            term += float(self._share_pseudo_tasks @ params.log_class_priors)
+        return term
 
     def _set_fitted(self, params):
         posterior_t, _, prior, log_priors, _ = params

@@ -107,8 +107,11 @@ class DawidSkene(PriorFromMixin, BaseEM):
         (``feature_names_in_`` of DataFrames, ``worker_ids_`` of long-format
         votes); when neither fit has ids, by position (same number of
         workers). The class priors do not carry over: they are estimated
-        from this fit's tasks. ``clone`` keeps the fitted estimator (it is
-        data, not a hyperparameter to refit). See :ref:`prior_from`.
+        from this fit's tasks, with a Dirichlet prior of two pseudo-tasks per
+        task at the answer shares of ``X`` (the earlier model's class
+        balance, carried by its confusions, would otherwise take over where
+        the new votes are sparse). ``clone`` keeps the fitted estimator (it
+        is data, not a hyperparameter to refit). See :ref:`prior_from`.
     prior_strength : "auto" or float, default="auto"
         The number of pseudo-votes the earlier model counts for on each
         confusion row of a matched worker. ``"auto"``: the worker's own
@@ -284,6 +287,7 @@ class DawidSkene(PriorFromMixin, BaseEM):
     _Statistics = DawidSkeneStatistics
 
     _prior_from_models = "DawidSkene or WeightedDawidSkene"
+    _shares_class_priors = True
 
     def _earlier_table(self, earlier):
         """``([j, l, k], votes)``: ``strength * earlier.confusion_matrices_[j, k, l]`` per
@@ -297,6 +301,8 @@ class DawidSkene(PriorFromMixin, BaseEM):
 
     def _class_pseudo_counts(self, K):
         """Dirichlet pseudo-counts of the class priors."""
+        if self._share_pseudo_tasks is not None:  # a fit with prior_from: see PriorFromMixin
+            return self._share_pseudo_tasks
         if self.smoothing == "auto":
             return np.full(K, 1.0 / K)  # one pseudo-task
         return np.full(K, float(self.smoothing) / K)

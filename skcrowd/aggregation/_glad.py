@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Real, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
+from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
     glad_gradients,
@@ -40,8 +41,14 @@ class GLADParameters(NamedTuple):
     log_class_priors: Shared
     """``(K,)`` log class priors (uniform)."""
     hyper: Shared
-    """``[ability mean, ability scale, log-difficulty scale, settled]``: the priors, and
-    whether their "auto" re-estimation has stopped."""
+    """``[ability mean, ability scale, log-difficulty scale, settled, drift]``: the priors,
+    whether their "auto" re-estimation has stopped, and the between-project drift ``tau`` of
+    the abilities carried by ``prior_from``."""
+    ability_precision: PerWorker
+    """The curvature of the M-step's objective in each ability, less the population prior's:
+    the precision of its likelihood, plus that of ``prior_from`` (``ability_precisions_``;
+    the precision of ``prior_strength="auto"`` when the model is the ``prior_from`` of another
+    fit)."""
 
 
 class GLADStatistics(NamedTuple):
@@ -63,7 +70,7 @@ class GLADStatistics(NamedTuple):
     """``[sum of b_i**2, number of well-determined b_i]``: for the log-difficulties' prior."""
 
 
-class GLAD(BaseEM):
+class GLAD(PriorFromMixin, BaseEM):
     """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
 
     Worker ``j`` answers task ``i`` correctly with probability
@@ -129,6 +136,36 @@ class GLAD(BaseEM):
         Standard deviation ``tau`` of the prior of the log-difficulties
         ``log(beta_i) ~ N(0, tau**2)``; ``"auto"`` re-estimates it like the
         ability scale (from 1); fitted value in ``difficulty_prior_``.
+    prior_from : fitted GLAD, default=None
+        An earlier fit (another project of the same workers) whose abilities
+        become the prior of this fit: each worker of ``X`` that voted in
+        ``prior_from`` (matched by id, as in :class:`DawidSkene`) gets, on
+        top of the population prior ``N(mu, sigma**2)``, a Gaussian factor
+        ``N(alpha'_j, 1 / lambda_j)`` centred on its earlier ability
+        ``alpha'_j``, with the precision ``lambda_j`` of ``prior_strength``
+        (applied once as a prior: a pseudo-observation of the ability, in
+        the M-step and the objective, never clamped); a new worker gets the
+        population prior alone. The class priors are fixed and uniform, as
+        without it. See :ref:`prior_from`.
+    prior_strength : "auto" or float, default="auto"
+        The precision ``lambda_j`` (inverse variance) of the earlier
+        ability's factor. ``"auto"``: the precision the earlier votes gave
+        that ability (``prior_from.ability_precisions_``, the curvature of
+        their log-likelihood at the fitted ability: a Laplace approximation
+        of the earlier posterior, sequential Bayes). A number ``s >= 0``: the
+        same precision ``s`` for every matched worker (``s = 10``: the
+        earlier ability known within a standard deviation of about 0.3).
+    prior_drift : "auto" or float, default="auto"
+        The between-project drift ``tau`` of the abilities: how far a
+        worker's ability may move from one project to the next, whatever
+        the earlier votes measured. The earlier factor's variance becomes
+        ``1 / lambda_j + tau**2`` (hierarchical: the ability here is drawn
+        around the earlier one), so that ``tau = 0`` keeps ``prior_strength``
+        as it is and a large ``tau`` gives a fresh fit. ``"auto"``: chosen by
+        maximum likelihood at each M-step until the priors settle, from the
+        matched workers with votes here (their earlier abilities against
+        their estimates from these votes alone, see ``prior_drift_``). A
+        number: that ``tau``.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -174,6 +211,19 @@ class GLAD(BaseEM):
         Dask, whose per-task results stay on the cluster.
     class_priors_ : ndarray of shape (n_classes,)
         The fixed, uniform class priors.
+    ability_precisions_ : ndarray of shape (n_workers,)
+        The precision of each ability from the votes (the curvature of their
+        expected log-likelihood at the fitted ability, population prior left
+        out), plus that of ``prior_from``: what ``prior_strength="auto"``
+        reads when this model is the prior of the next project.
+    prior_workers_ : ndarray of shape (n_workers,) of bool
+        With ``prior_from``: whether each worker got its earlier ability as
+        prior (matched, with votes in ``prior_from``).
+    prior_drift_ : float
+        The drift ``tau`` of the abilities carried by ``prior_from``:
+        ``prior_drift`` when a number; with ``"auto"``, the one chosen (0
+        where the abilities moved no more than their precisions allow, and
+        without ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
     n_iter_ : int
@@ -226,12 +276,25 @@ class GLAD(BaseEM):
     >>> auto = GLAD().fit(votes)  # priors chosen by the data: tasks alike, workers distinct
     >>> auto.ability_prior_.round(2), round(auto.difficulty_prior_, 2)
     (array([0.52, 4.6 ]), 0.05)
+
+    The next project of the same workers, where worker 2 has turned reliable:
+    its earlier ability, carried as a prior, moved further than its
+    precision allows, and the drift chosen from the data lets the new votes
+    win:
+
+    >>> later = np.array([[0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1], [0, 1, 0]] * 4)
+    >>> carried = GLAD(prior_from=auto).fit(later)
+    >>> round(carried.prior_drift_, 1), carried.abilities_.round(1)
+    (4.9, array([3.6, 1.7, 3.3]))
     """
 
     _parameter_constraints: dict = {
         **BaseEM._parameter_constraints,
         "ability_prior": [StrOptions({"auto"}), tuple, list],
         "difficulty_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "prior_from": [None, HasMethods(["fit", "predict_proba"])],
+        "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
+        "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -240,6 +303,9 @@ class GLAD(BaseEM):
         *,
         ability_prior="auto",
         difficulty_prior="auto",
+        prior_from=None,
+        prior_strength="auto",
+        prior_drift="auto",
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -256,6 +322,9 @@ class GLAD(BaseEM):
             missing_label=missing_label, backend=backend)
         self.ability_prior = ability_prior
         self.difficulty_prior = difficulty_prior
+        self.prior_from = prior_from
+        self.prior_strength = prior_strength
+        self.prior_drift = prior_drift
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -269,6 +338,17 @@ class GLAD(BaseEM):
     _Parameters = GLADParameters
     _Statistics = GLADStatistics
     _supports_task_priors = True
+
+    _prior_from_models = "GLAD"
+
+    def _earlier_table(self, earlier):
+        """``([j] = (precision, ability), precisions)``: each earlier worker's ability with the
+        precision of its factor ("auto": the earlier ``ability_precisions_``, else
+        ``prior_strength``), and that earlier precision (0: a worker without votes)."""
+        precision = earlier.ability_precisions_
+        strength = (precision if self.prior_strength == "auto"
+                    else np.full_like(precision, float(self.prior_strength)))
+        return np.column_stack([strength, earlier.abilities_]), precision
 
     def _fixed_priors(self):
         """The fixed priors ((ability mean, ability scale), log-difficulty scale), None where
@@ -288,9 +368,12 @@ class GLAD(BaseEM):
     def _initial_hyper(self):
         ability, difficulty = self._fixed_priors()
         mean, scale = (_ABILITY_MEAN, _ABILITY_SCALE) if ability is None else ability
-        settled = ability is not None and difficulty is not None
+        drift = None if self.prior_drift == "auto" else float(self.prior_drift)
+        carried = getattr(self, "_earlier_counts", None) is not None
+        settled = ability is not None and difficulty is not None and not (
+            carried and drift is None)
         return np.array([mean, scale, _LOG_BETA_SCALE if difficulty is None else difficulty,
-                         settled])
+                         settled, 0.0 if drift is None else drift])
 
     def _statistics(self, layout, resp):
         hyper = self._initial_hyper()
@@ -306,14 +389,36 @@ class GLAD(BaseEM):
             abilities = np.full(len(per_worker[0]), hyper[0])
         else:
             abilities, hyper = params.abilities, params.hyper
-        mean, scale, _, settled = hyper
+        mean, scale, _, settled, drift = hyper
+        votes_curvature = per_worker[1]
+        if self._earlier_counts is not None:
+            # the earlier ability: a Gaussian pseudo-observation of precision lam at centre,
+            # -lam (alpha - centre)**2 / 2 added to Q (a constant curvature lam), lam the
+            # earlier precision widened by the drift
+            lam, centre = self._earlier_counts.T
+            lam = _drifted_precision(lam, drift)
+            grad, *curvatures = per_worker
+            per_worker = (grad - lam * (abilities - centre), *(c + lam for c in curvatures))
+        precision = per_worker[1]
         abilities = abilities + _ability_step(abilities, *per_worker, mean, scale)
         K = len(self.classes_)
         log_priors = np.full(K, -np.log(K))
         if settled:
-            return GLADParameters(abilities, None, log_priors, hyper)
+            return GLADParameters(abilities, None, log_priors, hyper, precision)
         ability, difficulty = self._fixed_priors()
         new = hyper.copy()
+        if self._earlier_counts is not None and self.prior_drift == "auto":
+            # the drift by maximum likelihood, from the workers with votes here (the others say
+            # nothing of it): ability j estimated from its votes alone (curvature c, the
+            # population prior and the earlier factor taken out of the posterior mean alpha of
+            # total curvature H) is a_j with a_j - centre = (H (alpha - centre) + (centre -
+            # mean) / scale**2) / c, within 1 / c of the ability
+            moved = (votes_curvature > 0) & (lam > 0)
+            alone = votes_curvature[moved]
+            distance = ((per_worker[1][moved] + 1.0 / scale**2) * (abilities - centre)[moved]
+                        + (centre[moved] - mean) / scale**2) / alone
+            new[4] = _drift_scale(distance**2,
+                                  1.0 / self._earlier_counts[moved, 0] + 1.0 / alone)
         curv_a = per_worker[1]
         voted = curv_a > 0
         if ability is None and voted.any():
@@ -331,15 +436,17 @@ class GLAD(BaseEM):
         if difficulty is None and params is not None:  # not from the initial soft labels
             new[2] = _mackay_scale(*stats.difficulty_moment)
         change = np.abs(np.log(new[1:3] / hyper[1:3])).max()
-        new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
-            _PRIOR_SETTLED * new[1])
-        return GLADParameters(abilities, None, log_priors, new)
+        new[3] = params is not None and change < _PRIOR_SETTLED and max(
+            abs(new[0] - mean), abs(new[4] - drift)) < _PRIOR_SETTLED * new[1]
+        return GLADParameters(abilities, None, log_priors, new, precision)
 
     def _prior_settled(self, params):
         return bool(params.hyper[3])
 
     def _settle_prior(self, params):
-        return params._replace(hyper=np.r_[params.hyper[:3], 1.0])
+        hyper = params.hyper.copy()
+        hyper[3] = 1.0
+        return params._replace(hyper=hyper)
 
     def _task_m_step(self, task_stats, task_params, shared):
         # the difficulties' M-step ran in the block's E-step pass, with the abilities held
@@ -351,7 +458,7 @@ class GLAD(BaseEM):
         return params.log_class_priors
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
-        abilities, log_betas, log_priors, hyper = params
+        abilities, log_betas, log_priors, hyper, _ = params
         resp = layout.scratch("resp", (layout.n_tasks, layout.n_classes))  # kept by a kept block
         st = glad_block_statistics(layout, abilities, log_betas, log_priors, prior_scale=hyper[2],
                                    resp=resp, log_task_priors=log_task_priors)
@@ -365,9 +472,14 @@ class GLAD(BaseEM):
         return stats, float(st.task_log_likelihood.sum())
 
     def _parameter_term(self, params):
-        abilities, (mean, scale, _, _) = params.abilities, params.hyper
-        return float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
+        abilities, (mean, scale, *_) = params.abilities, params.hyper
+        term = float(-0.5 * np.sum((abilities - mean) ** 2) / scale**2
                      - len(abilities) * np.log(scale))
+        if self._earlier_counts is not None:  # the earlier abilities' Gaussian factors
+            lam, centre = self._earlier_counts.T
+            lam = _drifted_precision(lam, params.hyper[4])
+            term -= 0.5 * float(lam @ (abilities - centre) ** 2)
+        return term
 
     def _task_parameter_term(self, task_params, shared):
         (log_betas,) = task_params
@@ -376,20 +488,24 @@ class GLAD(BaseEM):
         return float(-0.5 * np.sum(log_betas**2) / scale_b**2 - len(log_betas) * np.log(scale_b))
 
     def _set_fitted(self, params):
-        abilities, _, log_priors, hyper = params
+        abilities, _, log_priors, hyper, precision = params
         self.abilities_ = abilities
+        self.ability_precisions_ = precision
         self.class_priors_ = np.exp(log_priors)
         self.ability_prior_ = hyper[:2].copy()
         self.difficulty_prior_ = float(hyper[2])
         self._prior_settled_ = bool(hyper[3])
+        self.prior_drift_ = float(hyper[4])
 
     def _fitted_parameters(self):
         return GLADParameters(
             self.abilities_.copy(), None, safe_log(self.class_priors_),
-            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_])
+            np.r_[self.ability_prior_, self.difficulty_prior_, self._prior_settled_,
+                  self.prior_drift_],
+            self.ability_precisions_)
 
     def _difficulties(self, layout, params, resp=None, log_task_priors=None):
-        abilities, _, log_priors, hyper = params
+        abilities, _, log_priors, hyper, _ = params
         return glad_task_difficulties(layout, abilities, log_priors, prior_scale=hyper[2],
                                       resp=resp, log_task_priors=log_task_priors)
 
@@ -460,6 +576,47 @@ def _ability_step(abilities, grad, curv, curv_half, curv_zero, mean, scale):
     step = np.where(beyond, -0.5 * abilities, step)
     step = np.where(beyond & (np.abs(zero) > 0.5 * np.abs(abilities)), zero, step)
     return np.clip(step, -1.0, 1.0)
+
+
+def _drifted_precision(precision, drift):
+    """The precision ``1 / (1 / precision + drift**2)`` of an earlier ability seen through a
+    between-project change of standard deviation ``drift`` (0 stays 0)."""
+    return precision / (1.0 + precision * drift**2)
+
+
+def _drift_scale(squares, variance, max_iter=200):
+    """The between-project standard deviation ``tau`` of GLAD's abilities carried by
+    ``prior_from``, by maximum likelihood.
+
+    Worker ``j``'s earlier ability and its estimate from this project's votes alone (priors
+    left out) differ by ``d_j ~ N(0, v_j + tau**2)``, ``v_j`` the sum of their variances (``1 /
+    lambda_j`` and the inverse curvature of the votes' log-likelihood), as the effects of a
+    random-effects meta-analysis. The likelihood of ``t = tau**2`` is highest at the root ``t >=
+    0`` of ``sum_j (d_j**2 - v_j - t) / (v_j + t)**2 = 0``, found by the fixed point ``t = sum_j
+    w_j**2 (d_j**2 - v_j) / sum_j w_j**2`` with ``w_j = 1 / (v_j + t)`` (with equal ``v_j``, ``t
+    = mean(d_j**2) - v``); ``t = 0`` where the abilities moved no more than their variances
+    allow (with ``d_j**2 <= v_j`` for all ``j``). ``tau`` is clipped to ``_MAX_SCALE``.
+
+    Parameters
+    ----------
+    squares, variance : ndarray of shape (n_matched,)
+        ``d_j**2`` and ``v_j`` of the matched workers with votes.
+
+    Returns
+    -------
+    float
+    """
+    if len(squares) == 0:
+        return 0.0
+    excess, t = squares - variance, 0.0
+    for _ in range(max_iter):
+        w2 = (variance + t) ** -2.0
+        t_new = min(max(float(w2 @ excess / w2.sum()), 0.0), _MAX_SCALE**2)
+        if abs(t_new - t) <= 1e-10 * (1.0 + t):
+            t = t_new
+            break
+        t = t_new
+    return float(np.sqrt(t))
 
 
 def _second_moment(log_betas, curvature, hyper):
