@@ -21,6 +21,8 @@ from sklearn.base import clone
 
 from skcrowd.aggregation import EBCC, GLAD, DawidSkene, MajorityVote, WeightedDawidSkene
 
+from ._subsample import subsample_tasks
+
 DATA = Path(__file__).resolve().parents[2] / "../shared/data"
 
 # dataset: measured accuracy of MV, DS, WDS, GLAD (data-chosen priors, the defaults)
@@ -83,8 +85,7 @@ def _ds_below_mv(name, ds, mv):
 
 def _load(name, n_tasks=None):
     """The votes (sparse), the gold tasks and their labels; with ``n_tasks``, those of
-    ``n_tasks`` tasks drawn at random (seed 0), tasks and the workers who voted on them
-    renumbered in their order."""
+    ``n_tasks`` tasks drawn at random (:func:`subsample_tasks`)."""
     folder = DATA / name
     if not (folder / "votes.csv").is_file():
         pytest.skip(f"real dataset {folder} is absent")
@@ -92,18 +93,14 @@ def _load(name, n_tasks=None):
     votes = pd.read_csv(folder / "votes.csv")
     truth = pd.read_csv(folder / "truth.csv")
     shape = (int(votes.task.max()) + 1, int(votes.worker.max()) + 1)
-    if n_tasks is not None:
-        kept = np.sort(np.random.default_rng(0).choice(shape[0], n_tasks, replace=False))
-        votes = votes[np.isin(votes.task, kept)]
-        truth = truth[np.isin(truth.task, kept)]
-        workers = np.unique(votes.worker)
-        votes = votes.assign(task=np.searchsorted(kept, votes.task),
-                             worker=np.searchsorted(workers, votes.worker))
-        truth = truth.assign(task=np.searchsorted(kept, truth.task))
-        shape = (n_tasks, len(workers))
     X = sp.coo_array((votes.label.to_numpy(), (votes.task.to_numpy(), votes.worker.to_numpy())),
                      shape=shape)
-    return X, truth.task.to_numpy(), truth.label.to_numpy()
+    tasks, gold = truth.task.to_numpy(), truth.label.to_numpy()
+    if n_tasks is not None:
+        X, kept = subsample_tasks(X, n_tasks)
+        drawn = np.isin(tasks, kept)
+        tasks, gold = np.searchsorted(kept, tasks[drawn]), gold[drawn]
+    return X, tasks, gold
 
 
 @functools.lru_cache(maxsize=None)
