@@ -1,7 +1,9 @@
 """pytest configuration shared by all tests: the slow marker, the shared data folder and a small
 simulated votes matrix."""
 
+import datetime
 import os
+import subprocess
 from pathlib import Path
 
 # No background compile of the numba kernels (skcrowd.aggregation.kernels._compile) in the tests:
@@ -23,16 +25,33 @@ def pytest_addoption(parser):
 
 
 # Hypothesis profiles of the property-based tests (doc/reliability.rst): "ci" by default, few
-# examples in a fixed sequence (derandomized: CI never fails at random); "slow" with --runslow,
-# many fresh random examples per property. --hypothesis-profile NAME picks one explicitly.
+# examples drawn from a seed that changes with the commit (printed in the header: a failure
+# replays with --hypothesis-seed), no example database, so that a run depends only on the code
+# and the seed; "slow" with --runslow, many fresh random examples per property. --hypothesis-profile
+# NAME picks one explicitly; --hypothesis-seed N fixes the seed of either.
 HYPOTHESIS_PROFILES = {
-    "ci": dict(max_examples=25, deadline=None, derandomize=True, print_blob=True,
-               suppress_health_check=["too_slow", "data_too_large"]),
+    "ci": dict(max_examples=25, deadline=None, derandomize=False, database=None,
+               print_blob=True, suppress_health_check=["too_slow", "data_too_large"]),
     "slow": dict(max_examples=300, deadline=None, print_blob=True,
                  suppress_health_check=["too_slow", "data_too_large"]),
 }
 
 
+def _commit_seed():
+    """The "ci" profile's seed and where it comes from: the first 32 bits of the commit checked
+    out (each commit tries new examples, a rerun of a commit the same ones), or the UTC date
+    where git cannot tell the commit."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                                capture_output=True, text=True, timeout=30,
+                                check=True).stdout.strip()
+        return int(commit[:8], 16), f"commit {commit[:12]}"
+    except (OSError, subprocess.SubprocessError, ValueError):
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        return int(today.strftime("%Y%m%d")), f"UTC date {today}"
+
+
+@pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin, which reads --hypothesis-seed
 def pytest_configure(config):
     try:
         from hypothesis import HealthCheck, settings
@@ -41,8 +60,29 @@ def pytest_configure(config):
     for name, options in HYPOTHESIS_PROFILES.items():
         checks = [HealthCheck[c] for c in options.get("suppress_health_check", ())]
         settings.register_profile(name, **{**options, "suppress_health_check": checks})
-    if not config.getoption("hypothesis_profile", None):
-        settings.load_profile("slow" if config.getoption("--runslow") else "ci")
+    profile = config.getoption("hypothesis_profile", None)
+    if not profile:
+        profile = "slow" if config.getoption("--runslow") else "ci"
+        settings.load_profile(profile)
+    if profile == "ci" and config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed, source = _commit_seed()
+        config.stash[_SEED_SOURCE] = source
+
+
+_SEED_SOURCE = pytest.StashKey[str]()
+
+
+def pytest_report_header(config):
+    if _SEED_SOURCE in config.stash:
+        seed = config.option.hypothesis_seed
+        return [f"hypothesis: profile 'ci', seed {seed} from the {config.stash[_SEED_SOURCE]} "
+                f"(replay with --hypothesis-seed={seed})"]
+    return []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if exitstatus and _SEED_SOURCE in config.stash:
+        terminalreporter.write_line(pytest_report_header(config)[0])
 
 
 def pytest_collection_modifyitems(config, items):

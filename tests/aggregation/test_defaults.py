@@ -34,7 +34,6 @@ def test_defaults_never_fall_a_point_below_majority_vote(model, regime):
         assert _accuracy(model, votes, truth) >= mv_accuracy(votes, truth) - ONE_POINT, seed
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("regime", list(REGIMES))
 @pytest.mark.parametrize("model", [DawidSkene(), GLAD()], ids=["DawidSkene", "GLAD"])
 def test_defaults_never_fall_a_point_below_majority_vote_more_seeds(model, regime):

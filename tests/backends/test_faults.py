@@ -105,10 +105,10 @@ def recoveries(monkeypatch):
 
 
 @pytest.mark.dask
-@pytest.mark.parametrize("estimator, fault", [
+@pytest.mark.parametrize("estimator, fault", [  # about 4 s each on the module's cluster
     (GLAD(max_iter=12, tol=0.0), kill_a_worker),  # per-task state lost: from the checkpoint
-    pytest.param(DawidSkene(max_iter=12, tol=0.0), kill_a_worker, marks=pytest.mark.slow),
-    pytest.param(GLAD(max_iter=12, tol=0.0), restart_every_worker, marks=pytest.mark.slow),
+    (DawidSkene(max_iter=12, tol=0.0), kill_a_worker),
+    (GLAD(max_iter=12, tol=0.0), restart_every_worker),
 ], ids=["GLAD-kill", "DawidSkene-kill", "GLAD-restart-all"])
 def test_a_fit_survives_a_lost_dask_worker(process_client, monkeypatch, capsys, estimator,
                                            fault):
