@@ -21,12 +21,15 @@ only) runs under cProfile, on the process's CPU clock, and its own time
   narwhals, ``importlib.metadata``),
 - ``conv``: conversions and layouts (``skcrowd._layout``, ``skcrowd._holdout``, scipy.sparse
   construction),
-- ``clone``: scikit-learn's ``clone`` / ``get_params`` / ``set_params`` (the selector's copies),
+- ``params``: scikit-learn's ``clone``, ``get_params`` and ``set_params`` (the selector's
+  copies of its candidates, every fit's reading of its parameters), with ``inspect``,
 - ``jit``: numba compilation (none below ``kernels.AUTO_NUMBA_MIN_VOTES`` votes: numpy engine),
 - ``model``: the rest, the model's own computations (E/M steps, iterations, kernels),
 
 with the three functions of most own time and their shares (cProfile's own overhead inflates
-functions with many small calls, so read the shares as a guide).
+functions with many small calls, so read the shares as a guide). For the selector, each
+candidate's share of the candidates' fits (wall time of its fits on the hold-outs, from
+``cv_results_["mean_fit_time"]``) and the candidate it chose.
 
 ``--baseline REV`` also runs every case on the skcrowd of git revision ``REV`` (exported to a
 temporary folder), and prints the warm CPU times before and after and their ratio (before / after),
@@ -73,7 +76,7 @@ CATEGORIES = [
                "narwhals", "importlib/metadata", "importlib/__init__", "skcrowd/_optional.py")),
     ("conv", ("skcrowd/_layout.py", "skcrowd/_holdout.py", "scipy/sparse/_construct",
               "scipy/sparse/_coo", "scipy/sparse/_compressed.py:30(__init__)")),
-    ("clone", ("sklearn/base.py", "inspect.py")),
+    ("params", ("sklearn/base.py", "inspect.py")),
     ("jit", ("numba", "llvmlite")),
 ]
 
@@ -234,8 +237,9 @@ def print_row(row, args, compare):
                      f"{_cell(before, 'n_iter', '>5')} ratio {before['warm'] / after['warm']:5.2f}")
     print(line, flush=True)
     if "chosen" in after:
-        print("    chosen " + after["chosen"] + "; candidates' fits (s): " + ", ".join(
-            f"{name} {seconds:.2f}" for name, seconds in after["candidates"].items()))
+        total = sum(after["candidates"].values())
+        print("    chosen " + after["chosen"] + "; candidates' shares of their fits: " + ", ".join(
+            f"{name} {seconds / total:.0%}" for name, seconds in after["candidates"].items()))
     if "shares" in after:
         shares = ", ".join(f"{name} {share:.0%}" for name, share in after["shares"].items())
         top = ", ".join(f"{name} {share:.0%}" for name, share in after["top"])

@@ -49,7 +49,7 @@ class MMSR(BaseWeightedVote):
     |u'|^2 |v'|^2 - 2 (u.u') (v.v')``) measured that split too, and its cancellation leaves
     about 1e-8 of ``|u v^T|``: it stopped when rounding gave a change of 0, or ran to
     ``max_iter`` while the split drifted. On the 18 crowds with gold of ``../shared/data``
-    (three seeds) the current rule runs 1.3 to 6 times fewer iterations, with the same gold
+    (three seeds) the current rule runs 1.2 to 6.6 times fewer iterations, with the same gold
     accuracy (or up to 0.0003 higher) and the same labels but on zhang2014_trec (13 to 15 of
     19,033 tasks) and zheng_s4_Relevance (8 to 16 of 20,232), where some workers' ``u`` and
     ``sqrt(u v)`` differ most (accuracies up to 0.99 and 0.63 apart). The iteration itself
