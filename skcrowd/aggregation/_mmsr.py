@@ -32,11 +32,30 @@ class MMSR(BaseWeightedVote):
     MSR({|C_ij| / v_j : j shares tasks with i})``, where MSR removes, around the entry's
     current value, the ``F`` largest values above it and the ``F`` smallest below it (all of
     them when fewer) and averages the rest (``F = n_trimmed``): ``F`` corrupted entries per
-    row cannot pull an estimate away. It stops when ``u v^T`` moves by less than ``tol``
-    (Frobenius norm) or after ``max_iter`` iterations; ``|s| = u / sqrt(|u| / |v|)``. Here
-    ``u`` and ``v`` are rescaled to equal norms after each iteration (``u v^T`` unchanged) and
-    floored at ``1 / sqrt(n_tasks)``, so that a worker agreeing with nobody beyond chance does
-    not divide by zero.
+    row cannot pull an estimate away. ``u`` and ``v`` are rescaled to equal norms after each
+    iteration (``u v^T`` unchanged) and floored at ``1 / sqrt(n_tasks)``, so that a worker
+    agreeing with nobody beyond chance does not divide by zero. The completed matrix ``u v^T``
+    estimates ``s s^T``, whose diagonal is ``s_j^2``: ``|s_j| = sqrt(u_j v_j)`` (at most ``1 -
+    1/sqrt(n_tasks)``). It stops when no ``|s_j|`` moves by more than ``tol`` in an iteration,
+    or after ``max_iter`` iterations.
+
+    **Stopping.** The products ``u_i v_j`` of the pairs that are kept are what the iteration
+    fits; how each product splits between ``u`` and ``v`` is not identified where workers are
+    linked to the rest only through trimmed entries, or not at all, and it moves without
+    changing any fitted product. ``sqrt(u_j v_j)`` does not depend on the split; ``u`` alone
+    (crowd-kit's ``u / sqrt(|u| / |v|)``, used here before) moved with it, by up to 0.99 in
+    a worker's accuracy on the zhang2014_trec crowd of ``../shared/data``. The former rule
+    (``u v^T`` moving by less than 1e-10 in Frobenius norm, computed as ``|u|^2 |v|^2 +
+    |u'|^2 |v'|^2 - 2 (u.u') (v.v')``) measured that split too, and its cancellation leaves
+    about 1e-8 of ``|u v^T|``: it stopped when rounding gave a change of 0, or ran to
+    ``max_iter`` while the split drifted. On the 18 crowds with gold of ``../shared/data``
+    (three seeds) the current rule runs 1.2 to 6.6 times fewer iterations, with the same gold
+    accuracy (or up to 0.0003 higher) and the same labels but on zhang2014_trec (13 to 15 of
+    19,033 tasks) and zheng_s4_Relevance (8 to 16 of 20,232), where some workers' ``u`` and
+    ``sqrt(u v)`` differ most (accuracies up to 0.99 and 0.63 apart). The iteration itself
+    can still be slow: on a quarter of zhang2014_trec's tasks, 218 workers whose trimmed means
+    hinge on one another's crept together by 3e-6 an iteration after 6,000 iterations, and
+    ``max_iter`` ends such a fit with a warning.
 
     **Signs.** ``C_ij`` has the sign of ``s_i s_j``. The paper reads the signs off this sign
     pattern (a bipartition of a signed graph by an eigenvector); here each worker takes the
@@ -74,8 +93,12 @@ class MMSR(BaseWeightedVote):
         (K=2); with 40 % uniform spammers (K=5) 0.759 against 0.769.
     max_iter : int, default=10000
         Maximum number of M-MSR iterations (crowd-kit's ``n_iter``).
-    tol : float, default=1e-10
-        Stop when ``u v^T`` changes by less than ``tol`` in Frobenius norm.
+    tol : float, default=1e-6
+        Stop when no worker's reliability ``|s_j|`` (in ``[0, 1]``) changes by more than
+        ``tol`` in an iteration. The iteration converges linearly: with 1e-6 the accuracies
+        were within 4e-4 of those of ``tol=1e-12`` (which took 2 to 20 times the iterations)
+        on six crowds and subsamples of ``../shared/data``, with the same labels but on 3 of
+        zheng_s4_Relevance's 20,232 tasks.
     random_state : int, RandomState instance or None, default=None
         Seed of the initial ``u`` and ``v`` (uniform in ``[0, 1)``).
     verbose : int, default=0
@@ -138,7 +161,7 @@ class MMSR(BaseWeightedVote):
     }
     _soft_label_kind = SOFTMAX
 
-    def __init__(self, n_classes=None, *, n_trimmed="auto", max_iter=10000, tol=1e-10,
+    def __init__(self, n_classes=None, *, n_trimmed="auto", max_iter=10000, tol=1e-6,
                  random_state=None, verbose=0, missing_label=-1):
         self.n_classes = n_classes
         self.n_trimmed = n_trimmed
@@ -175,37 +198,38 @@ class MMSR(BaseWeightedVote):
         self.weights_ = np.log((K - 1) * accuracies) - np.log1p(-accuracies)
 
     def _m_msr(self, indptr, neighbour, X, trimmed, floor):
-        """|s| by M-MSR on the observed entries ``X`` (CSR rows ``indptr``, ``neighbour``)."""
+        """|s| by M-MSR on the observed entries ``X`` (CSR rows ``indptr``, ``neighbour``): the
+        square root of the diagonal of ``u v^T``, at most ``1 - floor``."""
         W = len(indptr) - 1
         random_state = check_random_state(self.random_state)
         u, v = random_state.uniform(size=W), random_state.uniform(size=W)
-        loss, converged = np.inf, False
+        assessed = np.diff(indptr) > 0
+        s_abs = np.zeros(W)
+        change, converged = np.inf, False
         rows = msr_rows(indptr)
         for n_iter in range(1, self.max_iter + 1):
-            u_prev, v_prev = u, v
             v = np.maximum(msr_step(indptr, neighbour, X, u, v, trimmed, rows=rows), floor)
             u = np.maximum(msr_step(indptr, neighbour, X, v, u, trimmed, rows=rows), floor)
             scale = np.sqrt(np.linalg.norm(u) / np.linalg.norm(v))
             u, v = u / scale, v * scale
-            # |u v^T - u' v'^T|_F^2 without forming the matrices
-            loss = np.sqrt(max(np.dot(u, u) * np.dot(v, v) + np.dot(u_prev, u_prev)
-                               * np.dot(v_prev, v_prev)
-                               - 2 * np.dot(u, u_prev) * np.dot(v, v_prev), 0.0))
+            s_new = np.minimum(np.sqrt(u * v), 1.0 - floor)
+            change = float(np.max(np.abs(s_new - s_abs), where=assessed, initial=0.0))
+            s_abs = s_new
             if self.verbose >= 2:
-                print(f"  Iteration {n_iter}: change of u v^T {loss:.3g}")
-            if loss < self.tol:
+                print(f"  Iteration {n_iter}: largest change of a reliability {change:.3g}")
+            if change < self.tol:
                 converged = True
                 break
         if self.verbose:
-            print(f"MMSR: {n_iter} iterations, last change {loss:.3g}")
+            print(f"MMSR: {n_iter} iterations, last change {change:.3g}")
         if not converged:
             warnings.warn(
-                f"MMSR did not converge in max_iter={self.max_iter} iterations (last change "
-                f"{loss:.3g} >= tol={self.tol}). Increase max_iter or tol.",
+                f"MMSR did not converge in max_iter={self.max_iter} iterations (last change of a "
+                f"reliability {change:.3g} >= tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
             )
         self.n_iter_, self.converged_ = n_iter, converged
-        return u  # u and v have equal norms: u = u / sqrt(|u| / |v|)
+        return s_abs
 
     def _worker_weights(self):
         return self.weights_

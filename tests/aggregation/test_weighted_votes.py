@@ -84,6 +84,44 @@ def test_m_msr_recovers_a_rank_one_matrix_and_resists_a_corrupted_worker():
     assert np.abs(plain[2:] - s[2:]).max() > 0.05
 
 
+def test_m_msr_reads_each_reliability_off_the_diagonal_of_u_v():
+    """Two groups of workers who share no task: each group's products u_i v_j are fitted, but
+    the split of u v^T between u and v may differ between the groups. |s| = sqrt(u_j v_j), the
+    diagonal of the completed matrix, is each group's s whatever the split and the seed (u
+    alone, rescaled once for all workers, was off by a factor of 0.3 to 3.9 for one group)."""
+    s = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.75, 0.85])
+    (ptr_a, nb_a, C_a), (ptr_b, nb_b, C_b) = _rank_one(s[:4]), _rank_one(s[4:])
+    indptr = np.concatenate([ptr_a, ptr_b[1:] + ptr_a[-1]])
+    neighbour, C = np.concatenate([nb_a, nb_b + 4]), np.concatenate([C_a, C_b])
+    for seed in range(3):
+        model = MMSR(random_state=seed)
+        np.testing.assert_allclose(model._m_msr(indptr, neighbour, C, np.zeros(8), 1e-3), s,
+                                   rtol=1e-6)
+        assert model.converged_
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mmsr_stops_within_tol_of_its_limit(seed):
+    """The default tol stops where the reliabilities move by less than 1e-6 an iteration: the
+    accuracies are then within 1e-4 of the fixed point that a tol of 1e-13 reaches (in two to
+    three times the iterations), and the labels are the same but at exact ties."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(3, size=300)
+    votes = simulate_annotators(y, 40, n_classes=3, accuracy=(0.4, 0.9), votes_per_task=3,
+                                random_state=seed).votes
+    votes = np.hstack([votes, np.full((300, 2), -1)])  # two workers without votes
+    fitted = MMSR(random_state=seed).fit(votes)
+    limit = MMSR(random_state=seed, tol=1e-13, max_iter=100_000).fit(votes)
+    assert fitted.converged_ and limit.converged_
+    assert fitted.n_iter_ < limit.n_iter_
+    assert np.abs(fitted.accuracies_ - limit.accuracies_).max() < 1e-4
+    proba = limit.predict_proba(votes)
+    top_two = np.sort(proba, axis=1)[:, -2:]
+    untied = top_two[:, 1] - top_two[:, 0] > 1e-9
+    np.testing.assert_array_equal(fitted.predict(votes)[untied], limit.predict(votes)[untied])
+    np.testing.assert_allclose(fitted.predict_proba(votes), proba, atol=1e-3)
+
+
 def test_signs_follow_the_sign_pattern():
     s = np.array([0.9, -0.5, 0.7, 0.6, -0.3, 0.8])
     indptr, neighbour, C = _rank_one(s)
