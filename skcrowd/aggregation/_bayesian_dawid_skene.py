@@ -96,6 +96,11 @@ class BayesianDawidSkene(DawidSkene):
     n_classes : int, default=None
         Number of classes when some never appear in the votes: labels must be
         integers in ``range(n_classes)``. Default: the distinct labels seen.
+    forget : float in [0, 1], default=0.0
+        :meth:`partial_fit` only: the share of the earlier batches'
+        statistics dropped at each new batch, for workers whose quality
+        drifts (0: every batch counts alike; 1: each batch is fitted alone).
+        See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial class posteriors: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``. The prior
@@ -149,6 +154,10 @@ class BayesianDawidSkene(DawidSkene):
         Estimated prevalence of each class.
     converged_ : bool
         Whether the best initialization converged.
+    n_batches_ : int
+        Batches seen by :meth:`partial_fit` (absent after :meth:`fit`);
+        ``n_iter_``, ``lower_bound_``, ``lower_bounds_`` and ``converged_``
+        are then those of the last batch.
     n_iter_ : int
         Iterations of the best initialization.
     lower_bound_ : float
@@ -218,6 +227,7 @@ class BayesianDawidSkene(DawidSkene):
         self,
         n_classes=None,
         *,
+        forget=0.0,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -233,6 +243,7 @@ class BayesianDawidSkene(DawidSkene):
             self, n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
             random_state=random_state, warm_start=warm_start, verbose=verbose,
             missing_label=missing_label, backend=backend)
+        self.forget = forget
 
     _Parameters = BayesianDawidSkeneParameters
     _Statistics = BayesianDawidSkeneStatistics
