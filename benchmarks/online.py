@@ -7,7 +7,7 @@ Three studies, one per sub-command:
     ``truth.csv``, cifar10n left out: its worker ids are unreliable) is cut into ``--batches``
     (10) batches of its tasks in task order (each task's votes with it; every batch spans all
     the crowd's columns, a worker not seen yet has no counts). Each model (``--models``: ds,
-    onecoin, mace, bds) streams the batches through ``partial_fit``; after the last batch its
+    onecoin, mace, bds, glad) streams the batches through ``partial_fit``; after the last batch its
     gold accuracy on every task (``predict`` re-reads them with the final worker models) is
     compared with a ``fit`` on all the votes; "at arrival" scores each task with the model of
     its own batch's end. Ties of the posterior get fractional credit. Times: all the
@@ -58,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realdata import default_folders, read_folder, tie_credit  # noqa: E402
 
 MODELS = {"ds": "DawidSkene", "onecoin": "OneCoinDawidSkene", "mace": "MACE",
-          "bds": "BayesianDawidSkene"}
+          "bds": "BayesianDawidSkene", "glad": "GLAD"}
 
 
 def model_class(key):

@@ -488,15 +488,16 @@ class BaseEM(BaseAggregator):
         ``tol`` or ``max_iter`` iterations: ``((lower_bound, params, n_iter, lower_bounds,
         converged), stats)``, with the statistics of the last E-step.
 
-        ``carried``: statistics (a ``_Statistics``, per-worker fields over every worker of
-        ``source``) added to those of the E-step at every M-step: the statistics of earlier
-        batches in :meth:`~skcrowd.aggregation._online.OnlineEMMixin.partial_fit`.
+        ``carried``: the statistics of earlier batches in
+        :meth:`~skcrowd.aggregation._online.OnlineEMMixin.partial_fit` (a ``_Statistics``,
+        per-worker fields over every worker of ``source``), joined to those of the E-step at
+        every M-step (``_with_carried``).
         """
         lower_bounds, converged, n_iter, choosing = [], False, 0, 0
         while n_iter < self.max_iter:
             merged = _merge(self, stats)
             if carried is not None:
-                merged = _add_statistics(carried, merged)
+                merged = self._with_carried(carried, merged, params)
             params = self._m_step(merged, params)
             stats, log_lik, task_term = self._run_e_step(source, model, params, priors)
             if not self._prior_settled(params):
@@ -734,14 +735,6 @@ def _merge(model, stats):
     sources = dict(zip(("worker", "shared"), map(iter, stats)))
     return model._Statistics(*(None if a == "task" else next(sources[a])
                                for a in field_axes(model._Statistics)))
-
-
-def _add_statistics(carried, stats):
-    """``carried + stats`` field by field (per-task fields None); a field whose shape differs
-    (the evidence table of DawidSkene's "auto" prior while it is chosen) is that of
-    ``stats``."""
-    return type(stats)(*(s if c is None or s is None or np.shape(c) != np.shape(s) else c + s
-                         for c, s in zip(carried, stats)))
 
 
 def _split_statistics(model, stats):

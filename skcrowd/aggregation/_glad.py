@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
+from ._online import FORGET_CONSTRAINT, OnlineEMMixin
 from .kernels import (
     glad_block_statistics,
     glad_gradients,
@@ -63,7 +64,7 @@ class GLADStatistics(NamedTuple):
     """``[sum of b_i**2, number of well-determined b_i]``: for the log-difficulties' prior."""
 
 
-class GLAD(BaseEM):
+class GLAD(OnlineEMMixin, BaseEM):
     """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
 
     Worker ``j`` answers task ``i`` correctly with probability
@@ -129,6 +130,13 @@ class GLAD(BaseEM):
         Standard deviation ``tau`` of the prior of the log-difficulties
         ``log(beta_i) ~ N(0, tau**2)``; ``"auto"`` re-estimates it like the
         ability scale (from 1); fitted value in ``difficulty_prior_``.
+    forget : float in [0, 1], default=0.1
+        :meth:`partial_fit` only: the share of the earlier batches'
+        statistics dropped at each new batch (see :class:`DawidSkene`). The
+        earlier batches enter each ability's M-step as a quadratic around
+        the abilities of their last E-step (their summed gradient, moved
+        along their curvature): stepwise EM on a Laplace approximation, not
+        exact sums. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -176,6 +184,10 @@ class GLAD(BaseEM):
         The fixed, uniform class priors.
     converged_ : bool
         Whether the best initialization converged.
+    n_batches_ : int
+        Batches seen by :meth:`partial_fit` (absent after :meth:`fit`);
+        ``n_iter_``, ``lower_bound_``, ``lower_bounds_`` and ``converged_``
+        are then those of the last batch.
     n_iter_ : int
         Iterations of the best initialization.
     lower_bound_ : float
@@ -232,6 +244,7 @@ class GLAD(BaseEM):
         **BaseEM._parameter_constraints,
         "ability_prior": [StrOptions({"auto"}), tuple, list],
         "difficulty_prior": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="neither")],
+        **FORGET_CONSTRAINT,
     }
 
     def __init__(
@@ -240,6 +253,7 @@ class GLAD(BaseEM):
         *,
         ability_prior="auto",
         difficulty_prior="auto",
+        forget=0.1,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -256,6 +270,7 @@ class GLAD(BaseEM):
             missing_label=missing_label, backend=backend)
         self.ability_prior = ability_prior
         self.difficulty_prior = difficulty_prior
+        self.forget = forget
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -334,6 +349,18 @@ class GLAD(BaseEM):
         new[3] = params is not None and change < _PRIOR_SETTLED and abs(new[0] - mean) < (
             _PRIOR_SETTLED * new[1])
         return GLADParameters(abilities, None, log_priors, new)
+
+    def _with_carried(self, carried, stats, params):
+        # the earlier batches' Q in each ability as a quadratic around the abilities of their
+        # last E-step (abilities_; a new worker's carried rows are zero): its gradient moves
+        # along its curvature to params' abilities, where the batch's statistics are
+        a0 = np.zeros(len(params.abilities))
+        a0[:len(self.abilities_)] = self.abilities_
+        curv = carried.ability_curvature
+        moved = carried._replace(
+            ability_gradient=carried.ability_gradient - curv * (params.abilities - a0),
+            ability_curvature_half=curv, ability_curvature_zero=curv)
+        return super()._with_carried(moved, stats, params)
 
     def _prior_settled(self, params):
         return bool(params.hyper[3])

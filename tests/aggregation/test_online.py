@@ -8,15 +8,15 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 
-from skcrowd.aggregation import (MACE, BayesianDawidSkene, DawidSkene, OneCoinDawidSkene,
+from skcrowd.aggregation import (GLAD, MACE, BayesianDawidSkene, DawidSkene, OneCoinDawidSkene,
                                  WeightedDawidSkene)
 from skcrowd.datasets import simulate_annotators
 
-MODELS = [DawidSkene, OneCoinDawidSkene, MACE, BayesianDawidSkene, WeightedDawidSkene]
+MODELS = [DawidSkene, OneCoinDawidSkene, MACE, BayesianDawidSkene, WeightedDawidSkene, GLAD]
 # the models' fitted worker tables, compared batch by batch
 TABLES = {DawidSkene: "confusion_matrices_", WeightedDawidSkene: "confusion_matrices_",
           BayesianDawidSkene: "confusion_counts_", OneCoinDawidSkene: "accuracy_posteriors_",
-          MACE: "spam_posteriors_"}
+          MACE: "spam_posteriors_", GLAD: "abilities_"}
 
 
 def _crowd(n_tasks=600, n_workers=20, seed=0, votes_per_task=3, n_classes=3):
@@ -80,7 +80,7 @@ def test_carried_statistics_add_up():
                     rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("cls", MODELS[:3])
+@pytest.mark.parametrize("cls", [*MODELS[:3], GLAD])
 def test_stream_recovers_the_truth_like_a_refit(cls):
     # 10 batches in task order against one fit on all the votes, three seeds (not
     # BayesianDawidSkene: on seed 2 its first batch's pooled prior, 1.5e5 pseudo-votes per
@@ -92,7 +92,9 @@ def test_stream_recovers_the_truth_like_a_refit(cls):
         refit = cls(random_state=0).fit(votes)
         acc_stream = np.mean(streamed.predict(votes) == y)
         acc_refit = np.mean(refit.predict(votes) == y)
-        assert acc_stream >= acc_refit - 0.01, (seed, acc_stream, acc_refit)
+        # GLAD carries a quadratic model of the earlier batches, not exact sums
+        tolerance = 0.02 if cls is GLAD else 0.01
+        assert acc_stream >= acc_refit - tolerance, (seed, acc_stream, acc_refit)
         assert acc_stream > 0.7
         assert streamed.n_batches_ == 10
 
