@@ -8,7 +8,9 @@ them: every M-step sees ``(1 - forget) * carried + batch statistics``, where ``c
 sum left by the earlier batches; after the batch, ``carried`` becomes that sum with the
 batch's last statistics. This is the incremental EM of Neal & Hinton (1998) with each batch's
 posteriors frozen once the batch is done, and, with ``forget > 0``, exponential forgetting of
-the older batches (stepwise EM with constant step sizes, Cappe & Moulines 2009).
+the older batches (stepwise EM with constant step sizes, Cappe & Moulines 2009). A model whose
+statistics are not such sums joins the carried ones to a batch's its own way
+(``_with_carried``: GLAD moves the carried gradient of its abilities along their curvature).
 
 Workers are identified by name (the string column names of a DataFrame batch) and grow between
 batches; batches without names are positional and keep the first batch's width.
@@ -38,10 +40,10 @@ class OnlineEMMixin:
     """``partial_fit`` of an EM aggregator whose statistics add up over tasks.
 
     The model's ``_Statistics`` must have per-worker and shared fields that are sums over
-    tasks (per-task fields stay with their batch); its ``_m_step`` must read the previous
-    parameters only for their shared entries and as a starting point (a new worker's rows
-    start as the mean row of the known workers). The model stores ``forget`` (see
-    :data:`FORGET_CONSTRAINT`).
+    tasks (per-task fields stay with their batch), or the model overrides ``_with_carried``;
+    its ``_m_step`` must read the previous parameters only for their shared entries and as a
+    starting point (a new worker's rows start as the mean row of the known workers). The model
+    stores ``forget`` (see :data:`FORGET_CONSTRAINT`).
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
