@@ -25,6 +25,7 @@ from sklearn.utils._param_validation import Interval, Real
 from sklearn.utils.validation import _get_feature_names, validate_data
 
 from ..backends import MemoryVotes
+from ..backends._dispatch import is_long_format
 from ..base import _as_it_was_on_error
 from ..votes import check_not_long_format, check_votes
 from ._base import _is_pandas_frame
@@ -115,6 +116,11 @@ class OnlineEMMixin:
         workers (``n_features_in_``, ``feature_names_in_``) at the first batch, adds the new
         named workers at later ones."""
         check_not_long_format(X, "X")
+        if is_long_format(X):
+            raise ValueError(
+                f"partial_fit takes a votes matrix (tasks x workers) per batch; X is a "
+                f"{type(X).__name__} of long-format votes. Pivot each batch to a DataFrame "
+                "with one column per worker, named by its id as a string.")
         names = _get_feature_names(X)
         earlier = getattr(self, "feature_names_in_", None)
         if not first and (names is None) != (earlier is None):

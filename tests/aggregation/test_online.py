@@ -159,6 +159,8 @@ def test_errors():
         model.partial_fit(named)
     with pytest.raises(ValueError, match="X has no worker names"):
         DawidSkene().partial_fit(named).partial_fit(votes)
+    with pytest.raises(ValueError, match="partial_fit takes a votes matrix"):
+        model.partial_fit("votes.parquet")
     with pytest.raises(ValueError, match="'forget' parameter of DawidSkene must be"):
         DawidSkene(forget=1.5).partial_fit(votes)
     # a failed batch leaves the model as it was
