@@ -172,10 +172,22 @@ _FEATURE_NAMES_CHECKS = ["check_transformer_get_feature_names_out",
                          "check_dataframe_column_names_consistency"]
 
 
+def _by_name_online(case):
+    """``case``, a strict expected failure where the check's second ``partial_fit`` gives other
+    column names: ``partial_fit`` matches workers by name, and a later batch may bring new
+    workers, omit others and order its columns freely (doc/online.rst)."""
+    if (isinstance(case, tuple) and case[1] == "check_dataframe_column_names_consistency"
+            and hasattr(case[0], "partial_fit")):
+        return pytest.param(*case, marks=pytest.mark.xfail(
+            raises=AssertionError, strict=True,
+            reason="partial_fit takes batches with other worker names (new workers join)"))
+    return case
+
+
 @pytest.mark.filterwarnings("ignore:X (has|does not have valid) feature names:UserWarning")
 @pytest.mark.parametrize("model, check", [
     *[(model, check) for model in AGGREGATORS for check in _SET_OUTPUT_CHECKS],
-    *_cases(AGGREGATORS, *_FEATURE_NAMES_CHECKS),
+    *map(_by_name_online, _cases(AGGREGATORS, *_FEATURE_NAMES_CHECKS)),
 ], ids=lambda x: x if isinstance(x, str) else name(x))
 def test_scikit_learn_set_output_checks(model, check):
     # not among the checks parametrize_with_checks yields for these tags; run them here

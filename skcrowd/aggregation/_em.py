@@ -454,46 +454,18 @@ class BaseEM(BaseAggregator):
                                           (model, seed, priors, shared), stateful=True,
                                           with_tasks=True)
                 params, previous = None, -np.inf
-            lower_bounds, converged, n_iter, choosing = [], False, 0, 0
-            while n_iter < self.max_iter:
-                params = self._m_step(_merge(self, stats), params)
-                stats, log_lik, task_term = self._run_e_step(source, model, params, priors)
-                if not self._prior_settled(params):
-                    # the M-step is still choosing the prior from the data: the objective of
-                    # this iteration belongs to a provisional prior, not comparable with the
-                    # next one; these iterations are not EM iterations of one objective, so
-                    # they are neither recorded nor counted (at most _MAX_PRIOR_ITER of them)
-                    choosing += 1
-                    if choosing < _MAX_PRIOR_ITER:
-                        if self.verbose >= 2:
-                            print(f"  Choosing the prior: iteration {choosing}")
-                        continue
-                    params = self._settle_prior(params)
-                n_iter += 1
-                lower_bound = self._objective(params, log_lik, task_term, n_tasks)
-                lower_bounds.append(lower_bound)
-                change, previous = lower_bound - previous, lower_bound
-                if self.verbose >= 2:
-                    print(f"  Iteration {n_iter}: lower bound {lower_bound:.8g} "
-                          f"(change {change:.3g})")
-                if abs(change) < self.tol:
-                    converged = True
-                    break
+            end, stats = self._iterate(source, model, stats, params, previous, priors)
+            lower_bound, params, n_iter, _, converged = end
             if self.verbose:
                 print(f"Initialization {init}: {'converged' if converged else 'did not converge'}"
                       f" after {n_iter} iterations, lower bound {lower_bound:.8g}")
             if best[start] is None or lower_bound > best[start][0]:
-                best[start] = (lower_bound, params, n_iter, lower_bounds, converged)
+                best[start] = end
 
         del stats  # the last statistics (as large as the tables) are not needed any more
         best = best[0] if len(best) == 1 else self._better_end(source, model, priors, *best)
         self.lower_bound_, params, self.n_iter_, self.lower_bounds_, self.converged_ = best
-        if not self.converged_:
-            warnings.warn(
-                f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations "
-                f"(last change of the objective above tol={self.tol}). Increase max_iter or tol.",
-                ConvergenceWarning,
-            )
+        self._warn_if_not_converged()
         tables, shared = self._split_parameters(params)
         self._set_fitted(self._reorder_workers(params, source.worker_order, inverse=True))
         if _is_distributed(source):  # per-task outputs stay on the cluster
@@ -504,6 +476,55 @@ class BaseEM(BaseAggregator):
         for name, value in task_attributes.items():
             setattr(self, name, value)
         return self.classes_[best_class]
+
+    def _warn_if_not_converged(self):
+        if not self.converged_:
+            warnings.warn(
+                f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations "
+                f"(last change of the objective above tol={self.tol}). Increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+
+    def _iterate(self, source, model, stats, params, previous, priors, carried=None):
+        """EM iterations from the block statistics ``stats`` (and the parameters ``params``
+        they were computed under, None at the start) until the objective changes by less than
+        ``tol`` or ``max_iter`` iterations: ``((lower_bound, params, n_iter, lower_bounds,
+        converged), stats)``, with the statistics of the last E-step.
+
+        ``carried``: the statistics of earlier batches in
+        :meth:`~skcrowd.aggregation._online.OnlineEMMixin.partial_fit` (a ``_Statistics``,
+        per-worker fields over every worker of ``source``), joined to those of the E-step at
+        every M-step (``_with_carried``).
+        """
+        lower_bounds, converged, n_iter, choosing = [], False, 0, 0
+        while n_iter < self.max_iter:
+            merged = _merge(self, stats)
+            if carried is not None:
+                merged = self._with_carried(carried, merged, params)
+            params = self._m_step(merged, params)
+            stats, log_lik, task_term = self._run_e_step(source, model, params, priors)
+            if not self._prior_settled(params):
+                # the M-step is still choosing the prior from the data: the objective of
+                # this iteration belongs to a provisional prior, not comparable with the
+                # next one; these iterations are not EM iterations of one objective, so
+                # they are neither recorded nor counted (at most _MAX_PRIOR_ITER of them)
+                choosing += 1
+                if choosing < _MAX_PRIOR_ITER:
+                    if self.verbose >= 2:
+                        print(f"  Choosing the prior: iteration {choosing}")
+                    continue
+                params = self._settle_prior(params)
+            n_iter += 1
+            lower_bound = self._objective(params, log_lik, task_term, source.n_tasks)
+            lower_bounds.append(lower_bound)
+            change, previous = lower_bound - previous, lower_bound
+            if self.verbose >= 2:
+                print(f"  Iteration {n_iter}: lower bound {lower_bound:.8g} "
+                      f"(change {change:.3g})")
+            if abs(change) < self.tol:
+                converged = True
+                break
+        return (lower_bound, params, n_iter, lower_bounds, converged), stats
 
     def _known_task_parameters(self, source, model, priors):
         """With known tasks and ``init="majority"``: the model fitted on the known tasks

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
+from ._online import FORGET_CONSTRAINT, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
@@ -70,7 +71,7 @@ class GLADStatistics(NamedTuple):
     """``[sum of b_i**2, number of well-determined b_i]``: for the log-difficulties' prior."""
 
 
-class GLAD(PriorFromMixin, BaseEM):
+class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
     """GLAD aggregation: worker abilities and task difficulties, fitted by MAP EM.
 
     Worker ``j`` answers task ``i`` correctly with probability
@@ -166,6 +167,13 @@ class GLAD(PriorFromMixin, BaseEM):
         matched workers with votes here (their earlier abilities against
         their estimates from these votes alone, see ``prior_drift_``). A
         number: that ``tau``.
+    forget : float in [0, 1], default=0.1
+        :meth:`partial_fit` only: the share of the earlier batches'
+        statistics dropped at each new batch (see :class:`DawidSkene`). The
+        earlier batches enter each ability's M-step as a quadratic around
+        the abilities of their last E-step (their summed gradient, moved
+        along their curvature): stepwise EM on a Laplace approximation, not
+        exact sums. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -226,6 +234,10 @@ class GLAD(PriorFromMixin, BaseEM):
         without ``prior_from``).
     converged_ : bool
         Whether the best initialization converged.
+    n_batches_ : int
+        Batches seen by :meth:`partial_fit` (absent after :meth:`fit`);
+        ``n_iter_``, ``lower_bound_``, ``lower_bounds_`` and ``converged_``
+        are then those of the last batch.
     n_iter_ : int
         Iterations of the best initialization.
     lower_bound_ : float
@@ -295,6 +307,7 @@ class GLAD(PriorFromMixin, BaseEM):
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
+        **FORGET_CONSTRAINT,
     }
 
     def __init__(
@@ -306,6 +319,7 @@ class GLAD(PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         prior_drift="auto",
+        forget=0.1,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -325,6 +339,7 @@ class GLAD(PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.prior_drift = prior_drift
+        self.forget = forget
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -439,6 +454,18 @@ class GLAD(PriorFromMixin, BaseEM):
         new[3] = params is not None and change < _PRIOR_SETTLED and max(
             abs(new[0] - mean), abs(new[4] - drift)) < _PRIOR_SETTLED * new[1]
         return GLADParameters(abilities, None, log_priors, new, precision)
+
+    def _with_carried(self, carried, stats, params):
+        # the earlier batches' Q in each ability as a quadratic around the abilities of their
+        # last E-step (abilities_; a new worker's carried rows are zero): its gradient moves
+        # along its curvature to params' abilities, where the batch's statistics are
+        a0 = np.zeros(len(params.abilities))
+        a0[:len(self.abilities_)] = self.abilities_
+        curv = carried.ability_curvature
+        moved = carried._replace(
+            ability_gradient=carried.ability_gradient - curv * (params.abilities - a0),
+            ability_curvature_half=curv, ability_curvature_zero=curv)
+        return super()._with_carried(moved, stats, params)
 
     def _prior_settled(self, params):
         return bool(params.hyper[3])

@@ -42,17 +42,23 @@ class PriorFromMixin:
         return copy
 
     def _fit_source(self, source, warm, priors=None):
-        # the earlier fit's pseudo-counts of each worker, in the source's order of the workers
-        # (as the M-step's statistics), and the class priors' pseudo-tasks (None: the model's
-        # own), read by _m_step and _parameter_term
+        self._carry_earlier(source)
+        try:
+            return super()._fit_source(source, warm, priors)
+        finally:
+            self._drop_earlier()
+
+    def _carry_earlier(self, source):
+        """Sets, for a fit (or a batch) of ``source``, the earlier fit's pseudo-counts of each
+        worker in the source's order of the workers (as the M-step's statistics) and the class
+        priors' pseudo-tasks (None: the model's own), read by _m_step and _parameter_term."""
         self._earlier_counts = self._earlier_pseudo_counts(source)
         carried = self._earlier_counts is not None and self._earlier_counts.any()
         self._share_pseudo_tasks = (share_pseudo_tasks(source, len(self.classes_))
                                     if carried and self._shares_class_priors else None)
-        try:
-            return super()._fit_source(source, warm, priors)
-        finally:
-            del self._earlier_counts, self._share_pseudo_tasks
+
+    def _drop_earlier(self):
+        del self._earlier_counts, self._share_pseudo_tasks
 
     def _earlier_pseudo_counts(self, source):
         """The pseudo-counts that ``prior_from`` adds to each worker's statistics (zero for a

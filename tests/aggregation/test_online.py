@@ -1,0 +1,242 @@
+"""partial_fit of the EM aggregators (issue 39, section 2): batches against accumulated
+statistics, workers matched by name, forget, bounded memory."""
+
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+
+from skcrowd.aggregation import (GLAD, MACE, BayesianDawidSkene, DawidSkene, OneCoinDawidSkene,
+                                 WeightedDawidSkene)
+from skcrowd.datasets import simulate_annotators
+
+MODELS = [DawidSkene, OneCoinDawidSkene, MACE, BayesianDawidSkene, WeightedDawidSkene, GLAD]
+# the models' fitted worker tables, compared batch by batch
+TABLES = {DawidSkene: "confusion_matrices_", WeightedDawidSkene: "confusion_matrices_",
+          BayesianDawidSkene: "confusion_counts_", OneCoinDawidSkene: "accuracy_posteriors_",
+          MACE: "spam_posteriors_", GLAD: "abilities_"}
+
+
+def _crowd(n_tasks=600, n_workers=20, seed=0, votes_per_task=3, n_classes=3):
+    y = np.random.default_rng(seed).integers(n_classes, size=n_tasks)
+    votes = simulate_annotators(y, n_workers, accuracy=(0.45, 0.9),
+                                votes_per_task=votes_per_task, random_state=seed).votes
+    return votes, y
+
+
+def _frame(votes, names):
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame(votes, columns=names)
+
+
+def _stream(model, votes, n_batches):
+    for batch in np.array_split(votes, n_batches):
+        model.partial_fit(batch)
+    return model
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # BayesianDS, both
+@pytest.mark.parametrize("cls", MODELS)
+def test_one_batch_is_a_fit(cls):
+    votes, _ = _crowd()
+    fitted = cls(random_state=0).fit(votes)
+    streamed = cls(forget=0.3, random_state=0).partial_fit(votes)  # nothing to forget yet
+    table = TABLES[cls]
+    assert_allclose(getattr(streamed, table), getattr(fitted, table), rtol=1e-12)
+    assert streamed.n_iter_ == fitted.n_iter_
+    assert streamed.lower_bounds_ == pytest.approx(fitted.lower_bounds_, rel=1e-12)
+    assert_allclose(streamed.predict_proba(votes), fitted.predict_proba(votes), atol=1e-12)
+    assert streamed.n_batches_ == 1
+
+
+def test_forget_one_keeps_nothing_of_earlier_batches():
+    # forget=1 drops the earlier statistics: with a fixed prior, the second batch's model is
+    # the fit of that batch alone
+    votes, _ = _crowd()
+    first, second = votes[:300], votes[300:]
+    streamed = DawidSkene(smoothing=2.0, forget=1.0).partial_fit(first).partial_fit(second)
+    alone = DawidSkene(smoothing=2.0).fit(second)
+    assert_allclose(streamed.confusion_matrices_, alone.confusion_matrices_, rtol=1e-10)
+    assert streamed.n_iter_ == alone.n_iter_
+
+
+def test_carried_statistics_add_up():
+    # after each batch, the carried statistics are (1 - forget) * the earlier ones plus the
+    # batch's last E-step: with the fitted model fixed (max_iter=1, one M-step), the batch's
+    # expected counts are its posteriors' counts under the parameters of that M-step
+    votes, _ = _crowd()
+    forget = 0.25
+    model = DawidSkene(smoothing=1.0, forget=forget).partial_fit(votes[:300])
+    before = model._carried_statistics.worker_counts.copy()
+    with pytest.warns(Warning):  # one iteration does not converge
+        model.set_params(max_iter=1).partial_fit(votes[300:])
+    proba = model.predict_proba(votes[300:])  # the posteriors under the stored parameters
+    batch = np.zeros_like(before)
+    rows, cols = np.nonzero(votes[300:] >= 0)
+    np.add.at(batch, (cols, votes[300:][rows, cols]), proba[rows])
+    assert_allclose(model._carried_statistics.worker_counts, (1 - forget) * before + batch,
+                    rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [*MODELS[:3], GLAD])
+def test_stream_recovers_the_truth_like_a_refit(cls):
+    # 10 batches in task order against one fit on all the votes, three seeds (not
+    # BayesianDawidSkene: on seed 2 its first batch's pooled prior, 1.5e5 pseudo-votes per
+    # confusion row, holds the stream at 0.632 against the refit's 0.73, as a fit of the
+    # first batch alone)
+    for seed in range(3):
+        votes, y = _crowd(n_tasks=1500, seed=seed)
+        streamed = _stream(cls(random_state=0), votes, 10)
+        refit = cls(random_state=0).fit(votes)
+        acc_stream = np.mean(streamed.predict(votes) == y)
+        acc_refit = np.mean(refit.predict(votes) == y)
+        # GLAD carries a quadratic model of the earlier batches, not exact sums
+        tolerance = 0.02 if cls is GLAD else 0.01
+        assert acc_stream >= acc_refit - tolerance, (seed, acc_stream, acc_refit)
+        assert acc_stream > 0.7
+        assert streamed.n_batches_ == 10
+
+
+def test_batch_order_changes_little():
+    votes, y = _crowd(n_tasks=1500)
+    one = _stream(DawidSkene(), votes, 5)
+    other = _stream(DawidSkene(), votes[::-1], 5)
+    agree = np.mean(one.predict(votes) == other.predict(votes))
+    assert agree > 0.98
+    assert abs(np.mean(one.predict(votes) == y) - np.mean(other.predict(votes) == y)) < 0.01
+
+
+def test_new_workers_join_by_name_in_any_order():
+    votes, y = _crowd(n_tasks=900, n_workers=12)
+    names = np.array([f"w{j}" for j in range(12)], dtype=object)
+    # batch 1: workers w0..w7; batch 2: w4..w11 with the columns in reverse order
+    b1 = _frame(np.where(np.isin(np.arange(12), range(8)), votes[:450], -1)[:, :8], names[:8])
+    rest = votes[450:, 4:]
+    b2 = _frame(rest[:, ::-1], names[4:][::-1])
+    model = DawidSkene().partial_fit(b1).partial_fit(b2)
+    # new workers join in the order of their first batch's columns
+    assert_array_equal(model.feature_names_in_, [*names[:8], *names[8:][::-1]])
+    assert model.n_features_in_ == 12 and model.confusion_matrices_.shape == (12, 3, 3)
+    # the same stream with the second batch's columns in order gives the same model
+    same = DawidSkene().partial_fit(b1).partial_fit(_frame(rest, names[4:]))
+    order = [list(model.feature_names_in_).index(name) for name in same.feature_names_in_]
+    assert_allclose(model.confusion_matrices_[order], same.confusion_matrices_, rtol=1e-12)
+    # earlier tasks re-read with the updated workers: a frame over every worker
+    old = b1.reindex(columns=model.feature_names_in_, fill_value=-1)
+    assert np.mean(model.predict(old).to_numpy() == y[:450]) > 0.7
+
+
+def test_more_votes_on_earlier_tasks():
+    votes, y = _crowd(n_tasks=1000, votes_per_task=6)
+    voted = np.argwhere(votes >= 0)
+    first_half = np.zeros(votes.shape, dtype=bool)
+    for i in range(len(votes)):  # the first three votes of every task now, three more later
+        cols = voted[voted[:, 0] == i, 1]
+        first_half[i, cols[:3]] = True
+    early, late = np.where(first_half, votes, -1), np.where(first_half, -1, votes)
+    model = DawidSkene().partial_fit(early)
+    acc_early = np.mean(model.predict(early) == y)
+    model.partial_fit(late)
+    assert np.mean(model.predict(votes) == y) > acc_early + 0.03
+
+
+def test_errors():
+    votes, _ = _crowd(n_tasks=60, n_workers=5)
+    model = DawidSkene().partial_fit(votes)
+    with pytest.raises(ValueError, match="X has 4 features, but DawidSkene is expecting 5"):
+        model.partial_fit(votes[:, :4])
+    bad = votes.copy()
+    bad[7, np.argmax(bad[7] >= 0)] = 9
+    with pytest.raises(ValueError, match=r"label 9 at row \(task\) 7, column \(worker\) \d+, which "
+                                         r"is not one of the known classes \[0, 1, 2\]"):
+        model.partial_fit(bad)
+    with pytest.raises(ValueError, match="differ from the classes of the first batch"):
+        model.partial_fit(votes, classes=[0, 1, 2, 3])
+    named = _frame(votes, [f"w{j}" for j in range(5)])
+    with pytest.raises(ValueError, match="X has worker names"):
+        model.partial_fit(named)
+    with pytest.raises(ValueError, match="X has no worker names"):
+        DawidSkene().partial_fit(named).partial_fit(votes)
+    with pytest.raises(ValueError, match="partial_fit takes a votes matrix"):
+        model.partial_fit("votes.parquet")
+    with pytest.raises(ValueError, match="'forget' parameter of DawidSkene must be"):
+        DawidSkene(forget=1.5).partial_fit(votes)
+    # a failed batch leaves the model as it was
+    before = model.confusion_matrices_.copy()
+    with pytest.raises(ValueError):
+        model.partial_fit(bad)
+    assert_array_equal(model.confusion_matrices_, before)
+    assert model.n_batches_ == 1
+
+
+def test_classes_of_the_stream_on_the_first_call():
+    votes, _ = _crowd(n_tasks=60, n_workers=5)
+    two = np.where(votes == 2, 1, votes)  # the first batch has no vote for class 2
+    model = DawidSkene().partial_fit(two, classes=[0, 1, 2])
+    assert_array_equal(model.classes_, [0, 1, 2])
+    model.partial_fit(votes, classes=[2, 1, 0])  # later calls may repeat them
+    assert model.confusion_matrices_.shape == (5, 3, 3)
+
+
+def test_memory_does_not_grow_with_the_batches():
+    votes, _ = _crowd(n_tasks=3000, n_workers=15)
+
+    def sizes(model):
+        return {k: np.asarray(v).nbytes for k, v in vars(model).items()
+                if isinstance(v, np.ndarray)} | {
+            f"{k}.{i}": np.asarray(s).nbytes for k, v in vars(model).items()
+            if isinstance(v, tuple) for i, s in enumerate(v) if s is not None}
+
+    model = DawidSkene().partial_fit(votes[:100])
+    first = sizes(model)
+    for batch in np.array_split(votes[100:], 29):
+        model.partial_fit(batch)
+    assert sizes(model) == first
+    assert max(first.values()) <= 15 * 3 * 3 * 8
+
+
+def test_clone_and_pickle_mid_stream():
+    votes, _ = _crowd(n_tasks=900)
+    batches = np.array_split(votes, 6)
+    model = OneCoinDawidSkene(forget=0.1)
+    for batch in batches[:3]:
+        model.partial_fit(batch)
+    copy = pickle.loads(pickle.dumps(model))
+    for batch in batches[3:]:
+        model.partial_fit(batch)
+        copy.partial_fit(batch)
+    assert_array_equal(copy.accuracy_posteriors_, model.accuracy_posteriors_)
+    fresh = clone(model)
+    assert not hasattr(fresh, "classes_") and fresh.forget == 0.1
+    assert_allclose(_stream(fresh, votes, 6).accuracy_posteriors_, model.accuracy_posteriors_)
+
+
+def test_fit_restarts_and_partial_fit_continues_a_fit():
+    votes, y = _crowd(n_tasks=900)
+    model = _stream(DawidSkene(), votes[:600], 3)
+    model.fit(votes[:300])
+    assert not hasattr(model, "n_batches_")
+    assert_allclose(model.confusion_matrices_, DawidSkene().fit(votes[:300]).confusion_matrices_)
+    # a batch after fit: the fitted classes, workers and prior, statistics from that batch on
+    model.partial_fit(votes[300:])
+    assert model.n_batches_ == 1 and np.mean(model.predict(votes) == y) > 0.8
+
+
+def test_forget_follows_drifting_workers():
+    # a quarter of the workers start to swap the classes (k -> k + 1 mod 3) mid-stream
+    rng = np.random.default_rng(0)
+    stream = []
+    for b in range(12):
+        y = rng.integers(3, size=300)
+        votes = simulate_annotators(y, 20, accuracy=0.8, votes_per_task=3, random_state=b).votes
+        if b >= 6:
+            votes[:, :5] = np.where(votes[:, :5] >= 0, (votes[:, :5] + 1) % 3, -1)
+        stream.append((votes, y))
+    scores = {}
+    for forget in (0.0, 0.5):
+        model = DawidSkene(forget=forget)
+        scores[forget] = np.mean([np.mean(model.partial_fit(votes).predict(votes) == y)
+                                  for votes, y in stream][-3:])
+    assert scores[0.5] > scores[0.0] + 0.04, scores  # 0.823 against 0.763
