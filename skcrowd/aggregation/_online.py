@@ -27,7 +27,7 @@ from sklearn.utils.validation import _get_feature_names, validate_data
 from ..backends import MemoryVotes
 from ..backends._dispatch import is_long_format
 from ..base import _as_it_was_on_error
-from ..votes import check_not_long_format, check_votes
+from ..votes import check_not_long_format, check_votes, refuse_soft_votes
 from ._base import _is_pandas_frame
 from ._em import BaseEM, _initial_block, _merge, field_axes
 from .kernels import fit_engine
@@ -117,6 +117,7 @@ class OnlineEMMixin:
         workers (``n_features_in_``, ``feature_names_in_``) at the first batch, adds the new
         named workers at later ones."""
         check_not_long_format(X, "X")
+        refuse_soft_votes(X, "X", f"{type(self).__name__}.partial_fit")
         if is_long_format(X):
             raise ValueError(
                 f"partial_fit takes a votes matrix (tasks x workers) per batch; X is a "

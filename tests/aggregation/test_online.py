@@ -240,3 +240,12 @@ def test_forget_follows_drifting_workers():
         scores[forget] = np.mean([np.mean(model.partial_fit(votes).predict(votes) == y)
                                   for votes, y in stream][-3:])
     assert scores[0.5] > scores[0.0] + 0.04, scores  # 0.823 against 0.763
+
+
+def test_partial_fit_refuses_soft_votes_by_name():
+    from skcrowd import soft_votes
+
+    votes = np.array([[0, 1], [1, 1], [0, -1]])
+    soft = soft_votes(votes, [np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])])
+    with pytest.raises(TypeError, match=r"DawidSkene.partial_fit does not accept soft votes"):
+        DawidSkene().partial_fit(soft)
