@@ -36,6 +36,7 @@ _LAZY = {
     "MedianRating": "aggregation",
     "BiasPrecisionEM": "aggregation",
     "CATD": "aggregation",
+    "CensoredRatingEM": "aggregation",
     "check_ratings": "aggregation",
     "OrdinalDawidSkene": "aggregation",
     # metrics and scorers

@@ -29,6 +29,7 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 """
 
 from ._bayesian_dawid_skene import BayesianDawidSkene
+from ._censored import CensoredRatingEM
 from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
@@ -49,5 +50,6 @@ __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-s
 __all__ += ["BayesianDawidSkene", "EBCC"]
 __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
 # continuous ratings: regressors (skcrowd.utils.discovery.all_estimators(type_filter="rating"))
-__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
+__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "CensoredRatingEM",
+            "check_ratings"]
 __all__ += ["OrdinalDawidSkene"]  # ordinal grades (issue 27)
