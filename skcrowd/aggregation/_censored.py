@@ -28,11 +28,6 @@ __all__ = ["CensoredRatingEM"]
 _LOG_2PI = np.log(2 * np.pi)
 
 
-def _mills(a):
-    """``phi(a) / Phi(a)`` without overflow (``log_ndtr`` is accurate in the far tails)."""
-    return np.exp(-0.5 * a * a - 0.5 * _LOG_2PI - log_ndtr(a))
-
-
 def _expected_clipped(mean, sd, low, high):
     """``E[min(high, max(low, x))]`` for ``x ~ N(mean, sd^2)``; infinite bounds clip nothing."""
     a, c = (low - mean) / sd, (high - mean) / sd
@@ -237,44 +232,47 @@ class CensoredRatingEM(_BaseRatingAggregator):
                     - 0.5 * self.scale_prior * lam * (slope - 1) ** 2)
         return float(np.sum(out[rated]))
 
-    def _m_step_workers(self, task, worker, value, at_low, at_high, weights, m, sd, n):
-        """MAP slopes, biases and precisions given the E-step (latent ratings' moments)."""
-        low, high = self._bounds
-        n_workers = len(n)
+    def _m_step_workers(self, task, worker, value, censored, weights, log_lik, m, sd, n):
+        """MAP slopes, biases and precisions given the E-step: the truths' posteriors and, for
+        a censored rating, its latent rating's truncated-normal moments at each grid point."""
         grid = self._grid
-        W = weights[task]
-        latent = np.broadcast_to(value[:, None], W.shape).copy()
-        var = np.zeros_like(W)
-        for mask, sign, bound in ((at_low, -1.0, low), (at_high, 1.0, high)):
-            if mask.any():
-                mm, ss = m[mask], sd[mask]
-                a = sign * (mm - bound) / ss  # the latent rating is beyond the bound
-                r = _mills(a)
-                latent[mask] = mm + sign * ss * r
-                var[mask] = ss * ss * np.maximum(1.0 - a * r - r * r, 0.0)
+        mean_z, mean_zz = weights @ grid, weights @ grid ** 2
+        # per rating: E y*, E z, E z^2, E y* z, E y*^2 (a rating inside the bounds is its y*)
+        Ey, Ez, Ezz = value.copy(), mean_z[task], mean_zz[task]
+        Eyz, Eyy = value * Ez, value * value
+        for mask, sign, bound in zip(censored, (-1.0, 1.0), self._bounds):
+            if not mask.any():
+                continue
+            W, mm, ss = weights[task[mask]], m[mask], sd[mask]
+            a = sign * (bound - mm) / ss  # y* lies beyond the bound: P = Phi(-a) = exp(log_lik)
+            ratio = np.exp(-0.5 * a * a - 0.5 * _LOG_2PI - log_lik[mask])  # phi(a) / Phi(-a)
+            latent = mm + sign * ss * ratio
+            var = ss * ss * np.maximum(1.0 + a * ratio - ratio * ratio, 0.0)
+            Ey[mask] = np.sum(W * latent, axis=1)
+            Eyz[mask] = (W * latent) @ grid
+            Eyy[mask] = np.sum(W * (latent * latent + var), axis=1)
 
         def per_worker(x):
-            return np.bincount(worker, weights=x, minlength=n_workers)
+            return np.bincount(worker, weights=x, minlength=len(n))
 
         kb, ka = self.bias_prior, self.scale_prior
-        Sy, Sz = per_worker(np.sum(W * latent, axis=1)), per_worker(W @ grid)
+        Sy, Sz, Szz, Syz, Syy = map(per_worker, (Ey, Ez, Ezz, Eyz, Eyy))
         if self.scale:
-            Szz = per_worker(W @ grid ** 2) + ka
-            Syz = per_worker(np.sum(W * latent * grid, axis=1)) + ka
-            det = Szz * (n + kb) - Sz * Sz
-            ok = (n > 0) & (det > 1e-12 * Szz * (n + kb))
+            det = (Szz + ka) * (n + kb) - Sz * Sz
+            ok = (n > 0) & (det > 1e-12 * (Szz + ka) * (n + kb))
             safe = np.where(ok, det, 1.0)
-            slope = np.where(ok, (Syz * (n + kb) - Sz * Sy) / safe, 1.0)
-            bias = np.where(ok, (Szz * Sy - Sz * Syz) / safe, 0.0)
+            slope = np.where(ok, ((Syz + ka) * (n + kb) - Sz * Sy) / safe, 1.0)
+            bias = np.where(ok, ((Szz + ka) * Sy - Sz * (Syz + ka)) / safe, 0.0)
         else:
-            slope = np.ones(n_workers)
+            slope = np.ones(len(n))
             bias = (Sy - Sz) / (n + kb)
-        resid = latent - slope[worker][:, None] * grid - bias[worker][:, None]
-        square = per_worker(np.sum(W * (resid * resid + var), axis=1)) + kb * bias ** 2
+        # sum over the worker's ratings of E (y* - a z - b)^2, plus the priors' pseudo-ratings
+        square = (Syy - 2 * slope * Syz - 2 * bias * Sy + slope * slope * Szz
+                  + 2 * slope * bias * Sz + n * bias * bias + kb * bias * bias)
         if self.scale:
             square += ka * (slope - 1) ** 2
         shape, rate = self._gamma
-        lam = (n + 1 + self.scale + 2 * (shape - 1)) / (square + 2 * rate)
+        lam = (n + 1 + self.scale + 2 * (shape - 1)) / (np.maximum(square, 0.0) + 2 * rate)
         return slope, bias, np.maximum(lam, self._min_precision)
 
     def _prior_step(self, weights, prior):
@@ -325,7 +323,8 @@ class CensoredRatingEM(_BaseRatingAggregator):
                 converged = True
                 break
             prior = self._prior_step(weights, prior)
-            params = self._m_step_workers(task, worker, value, at_low, at_high, weights, m, sd, n)
+            params = self._m_step_workers(task, worker, value, (at_low, at_high), weights,
+                                          log_lik, m, sd, n)
         if not converged:
             warnings.warn(f"CensoredRatingEM did not converge in max_iter={self.max_iter} "
                           "iterations; raise max_iter or tol.", ConvergenceWarning)
