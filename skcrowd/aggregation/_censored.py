@@ -293,24 +293,29 @@ class CensoredRatingEM(_BaseRatingAggregator):
     def _fit(self, X):
         ratings, task, worker, value = self._fit_standardized(X)
         n_tasks, n_workers = ratings.shape
-        low, high = self._checked_bounds(self._unstandardize(value))
+        if self.bounds is None:
+            low, high = float(np.min(ratings[task, worker])), float(np.max(ratings[task, worker]))
+        else:
+            low, high = float(self.bounds[0]), float(self.bounds[1])
         self.bounds_ = (low, high)
         self._bounds = (float(self._standardize(low)), float(self._standardize(high)))
         at_low, at_high = self._censoring(value)
         top, bottom = float(value.max()), float(value.min())
         span = top - bottom if top > bottom else 1.0
-        self._grid = np.linspace(bottom - span, top + span, self.n_grid)
-        self._min_variance = (3 * span / self.n_grid) ** 2 * 1e-4
+        self._grid = np.linspace(bottom - span / 2, top + span / 2, self.n_grid)
+        self._min_variance = (2 * span / self.n_grid) ** 2 * 1e-4
         self._min_precision = 1e-12
         n = np.bincount(worker, minlength=n_workers).astype(np.float64)
         rated = n > 0
         # start: every worker unbiased, with the crowd's precision about the tasks' means
         n_task = np.bincount(task, minlength=n_tasks)
         means = np.bincount(task, weights=value, minlength=n_tasks) / np.maximum(n_task, 1)
-        resid = float(np.sum((value - means[task]) ** 2))
-        pooled = len(value) / max(resid, 1e-4 * span * span * len(value))
+        # the typical worker's precision: the median of the workers' about the tasks' means
+        square = np.bincount(worker, weights=(value - means[task]) ** 2, minlength=n_workers)
+        typical = float(np.sum(square) / np.sum(n))
+        pooled = 1.0 / max(typical, 1e-4 * span * span)
         shape = 1.0 + 0.5 * self.precision_prior
-        self._gamma = (shape, shape / pooled)
+        self._gamma = (shape, 0.5 * self.precision_prior / pooled)
         params = (np.ones(n_workers), np.zeros(n_workers), np.full(n_workers, pooled))
         prior = (float(np.mean(means[n_task > 0])), max(float(np.var(value)), self._min_variance))
         bounds, converged = [], False
@@ -350,27 +355,22 @@ class CensoredRatingEM(_BaseRatingAggregator):
         self.converged_ = converged
         return self
 
-    def _checked_bounds(self, value):
-        """``bounds`` (or the fitted ratings' extremes), checked against the ratings."""
+    def _ratings(self, X, *, reset):
+        """The ratings, checked against ``bounds`` when given (``None``: a rating beyond the
+        fitted extremes counts as at the bound)."""
+        ratings = super()._ratings(X, reset=reset)
         if self.bounds is None:
-            return float(np.min(value)), float(np.max(value))
+            return ratings
         if len(self.bounds) != 2 or not float(self.bounds[0]) < float(self.bounds[1]):
             raise ValueError("bounds must be a pair (low, high) with low < high (-np.inf or "
                              f"np.inf for no bound), got {self.bounds!r}.")
-        low, high = float(self.bounds[0]), float(self.bounds[1])
-        return low, high
-
-    def _ratings(self, X, *, reset):
-        ratings = super()._ratings(X, reset=reset)
-        bounds = self.bounds
-        if bounds is not None and len(bounds) == 2:  # None: beyond the fitted ones is censored
-            outside = (ratings < float(bounds[0])) | (ratings > float(bounds[1]))
-            if outside.any():
-                i, j = np.argwhere(outside)[0]
-                names = getattr(self, "feature_names_in_", None)
-                worker = repr(str(names[j])) if names is not None else str(j)
-                raise ValueError(f"X row {i}, worker {worker} (column {j}): rating "
-                                 f"{ratings[i, j]} is outside bounds {tuple(bounds)}.")
+        outside = (ratings < float(self.bounds[0])) | (ratings > float(self.bounds[1]))
+        if outside.any():
+            i, j = np.argwhere(outside)[0]
+            names = getattr(self, "feature_names_in_", None)
+            worker = repr(str(names[j])) if names is not None else str(j)
+            raise ValueError(f"X row {i}, worker {worker} (column {j}): rating "
+                             f"{ratings[i, j]} is outside bounds {tuple(self.bounds)}.")
         return ratings
 
     def _task_posterior(self, ratings):
