@@ -54,7 +54,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
     worker of the crowd, as a Gaussian worker model (:class:`BiasPrecisionEM`) sees them.
 
     EM is exact up to quadrature: each task's truth lives on a grid of ``n_grid`` points over
-    the ratings' range widened by that range on either side, its posterior is computed on the
+    the ratings' range widened by half that range on either side, its posterior is computed on the
     grid (log-sum-exp), and the latent ratings behind the censored ones are the other latent
     variables: the E-step takes their truncated-normal moments given each grid point, the
     M-step is then a weighted least-squares fit of each worker's bias and slope and a closed
@@ -62,16 +62,22 @@ class CensoredRatingEM(_BaseRatingAggregator):
     ``a_j ~ N(1, 1 / (scale_prior lambda_j))``, ``lambda_j ~ Gamma`` worth
     ``precision_prior`` pseudo-ratings whose mean is the crowd's precision about the tasks'
     mean ratings), and the truths' prior ``mu, s^2`` is moved to the posteriors' moments when
-    that raises the objective. ``lower_bounds_``, the log-posterior per task, never decreases.
+    that raises the objective. The crowd cannot see a shift (with ``scale``, a unit) shared by
+    all workers; each iteration moves the truths to the one that best meets the biases' (and
+    slopes') priors, the precision-weighted average worker having no bias (and slope 1), when
+    that raises the objective (EM alone crawls along that ridge and stops wherever ``tol``
+    catches it). ``lower_bounds_``, the log-posterior per task, never decreases.
 
     **What is predicted.** The bounds clip the experts too: a gold rating of an emotion's
     strength is itself a rating (or a mean of ratings) at or above the floor.
     ``target="rating"`` (default) predicts the expected rating of a typical worker, unbiased
     (``a = 1, b = 0``) with the crowd's median precision: ``E[min(high, max(low, z_i + e))]``
     under the posterior of ``z_i``; ``target="truth"`` the posterior mean of ``min(high,
-    max(low, z_i))``. Over the 8 real rating crowds of :ref:`ratings` (choosing ``target`` and
-    ``scale`` on 7 crowds and scoring on the one left out), ``scale=True, target="rating"`` was
-    chosen on every fold.
+    max(low, z_i))``. On the 8 real rating crowds of :ref:`ratings` the defaults have 0.987
+    times the mean's MAE on average (``BiasPrecisionEM`` 1.064, ``CATD`` 0.954), and choosing
+    ``scale``, ``target`` and ``precision_prior`` on 7 crowds to score the one left out gives
+    1.096: the floor model beats the Gaussian worker model, not the mean (see
+    :ref:`ratings`).
 
     The ratings are standardized first (``rating_location_``, ``rating_scale_``, as for
     :class:`BiasPrecisionEM`): ``a * X + b`` gives ``a * predict(X) + b`` (a negative ``a``
@@ -84,8 +90,9 @@ class CensoredRatingEM(_BaseRatingAggregator):
         "at or below (above)". ``None``: the lowest and highest fitted ratings. ``-np.inf`` or
         ``np.inf`` for a side without a bound; ``(-np.inf, np.inf)`` is the plain Gaussian
         worker model. A rating outside the bounds raises a ValueError.
-    scale : bool, default=True
-        Fit a slope per worker (a worker who uses a compressed part of the scale).
+    scale : bool, default=False
+        Fit a slope per worker (a worker who uses a compressed part of the scale); slower to
+        converge.
     target : {"rating", "truth"}, default="rating"
         What ``predict`` returns (see above).
     bias_prior, scale_prior : float, default=1.0
@@ -94,7 +101,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
         Strength of the precisions' Gamma prior, in pseudo-ratings.
     n_grid : int, default=128
         Grid points of each truth's posterior. Predictions are finer than the grid's step
-        (three times the ratings' range over ``n_grid``) where the posterior spans several
+        (twice the ratings' range over ``n_grid``) where the posterior spans several
         points: raise it for crowds whose noise is below about 1 % of the range. Time and
         memory grow as ratings times ``n_grid``.
     max_iter : int, default=1000
@@ -144,22 +151,24 @@ class CensoredRatingEM(_BaseRatingAggregator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skcrowd.aggregation import CensoredRatingEM
+    >>> from skcrowd.aggregation import BiasPrecisionEM, CensoredRatingEM
     >>> rng = np.random.default_rng(0)
     >>> truth = rng.normal(10, 30, size=300)
     >>> bias = np.array([0.0, 0.0, 0.0, -40.0])  # the last worker answers 0 to most tasks
     >>> latent = truth[:, None] + bias + rng.normal(size=(300, 4)) * np.array([5, 5, 15, 5])
     >>> X = np.maximum(latent, 0.0)  # the scale's floor is 0
-    >>> model = CensoredRatingEM(scale=False, target="truth").fit(X)
+    >>> model = CensoredRatingEM(target="truth").fit(X)
     >>> model.bounds_
-    (0.0, 128.3...)
+    (0.0, 121.4...)
     >>> np.round(model.censored_share_, 2)
-    array([0.38, 0.36, 0.43, 0.86])
-    >>> np.round(model.biases_)
-    array([  0.,   1.,   1., -38.])
-    >>> err = np.abs(model.predict(X) - np.maximum(truth, 0)).mean()
-    >>> bool(err < np.abs(X.mean(axis=1) - np.maximum(truth, 0)).mean() / 2)
-    True
+    array([0.43, 0.4 , 0.41, 0.82])
+    >>> np.round(model.biases_ - model.biases_[0])  # up to a shift shared by all workers
+    array([  0.,  -1.,  -0., -38.])
+    >>> np.round(1 / np.sqrt(model.precisions_), 1)  # the noise sds are 5, 5, 15 and 5
+    array([ 5. ,  5. , 14.6,  6.8])
+    >>> gaussian = BiasPrecisionEM().fit(X)  # reads the floor ratings as exact values
+    >>> np.round(1 / np.sqrt(gaussian.precisions_), 1)
+    array([ 3.8,  3.5, 10.5, 14.9])
     """
 
     _parameter_constraints: dict = {
@@ -175,7 +184,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, bounds=None, scale=True, target="rating", bias_prior=1.0,
+    def __init__(self, *, bounds=None, scale=False, target="rating", bias_prior=1.0,
                  scale_prior=1.0, precision_prior=4.0, n_grid=128, max_iter=1000, tol=1e-6,
                  missing_value=np.nan, rating_range=None):
         self.bounds = bounds
@@ -275,6 +284,17 @@ class CensoredRatingEM(_BaseRatingAggregator):
         lam = (n + 1 + self.scale + 2 * (shape - 1)) / (np.maximum(square, 0.0) + 2 * rate)
         return slope, bias, np.maximum(lam, self._min_precision)
 
+    def _gauge(self, params, prior, rated):
+        """``z -> (z + d) / u`` with the biases and slopes that leave every worker's mean rating
+        as it was (``a -> a u``, ``b -> b - a d``): the ``d`` (and ``u`` with ``scale``) of
+        the precision-weighted least squares of the biases towards 0 and slopes towards 1."""
+        slope, bias, lam = params
+        a, b, w = slope[rated], bias[rated], lam[rated]
+        weight = float(np.sum(w * a * a))
+        u = float(np.sum(w * a)) / weight if self.scale and np.sum(w * a) > 0 else 1.0
+        d = float(np.sum(w * a * b)) / weight
+        return (slope * u, bias - slope * d, lam), ((prior[0] + d) / u, prior[1] / (u * u))
+
     def _prior_step(self, weights, prior):
         """Moments of the posteriors as the truths' prior, when that raises the objective."""
         counts = weights.sum(axis=0)
@@ -318,18 +338,32 @@ class CensoredRatingEM(_BaseRatingAggregator):
         self._gamma = (shape, 0.5 * self.precision_prior / pooled)
         params = (np.ones(n_workers), np.zeros(n_workers), np.full(n_workers, pooled))
         prior = (float(np.mean(means[n_task > 0])), max(float(np.var(value)), self._min_variance))
-        bounds, converged = [], False
-        for _ in range(self.max_iter):
+
+        def e_step(params, prior):
             log_lik, m, sd = self._vote_log_lik(worker, value, at_low, at_high, params)
             weights, log_marginal = self._posterior(task, log_lik, n_tasks, prior)
-            bounds.append((float(np.sum(log_marginal)) + self._log_prior_workers(*params, rated))
-                          / n_tasks)
-            if len(bounds) > 1 and abs(bounds[-1] - bounds[-2]) < self.tol:
-                converged = True
-                break
+            objective = float(np.sum(log_marginal)) + self._log_prior_workers(*params, rated)
+            return objective / n_tasks, (log_lik, m, sd, weights)
+
+        objective, state = e_step(params, prior)
+        bounds, converged = [objective], False
+        for _ in range(1, self.max_iter):
+            log_lik, m, sd, weights = state
             prior = self._prior_step(weights, prior)
             params = self._m_step_workers(task, worker, value, (at_low, at_high), weights,
                                           log_lik, m, sd, n)
+            # the shift (and unit) of the truths that best meets the biases' (and slopes')
+            # priors, kept when it raises the objective: EM alone crawls along that ridge
+            gauged = self._gauge(params, prior, rated)
+            objective, state = e_step(*gauged)
+            if objective >= bounds[-1]:
+                params, prior = gauged
+            else:  # the EM step alone never lowers it
+                objective, state = e_step(params, prior)
+            bounds.append(objective)
+            if abs(bounds[-1] - bounds[-2]) < self.tol:
+                converged = True
+                break
         if not converged:
             warnings.warn(f"CensoredRatingEM did not converge in max_iter={self.max_iter} "
                           "iterations; raise max_iter or tol.", ConvergenceWarning)

@@ -261,7 +261,7 @@ AFFINE = [(1e-200, 0.0), (1e200, 0.0), (1e154, 0.0), (1e-300, 0.0), (1.0, 1e12),
           (1e-200, 1e-190), (1e100, 1e112)]
 VARIANTS = [MeanRating(), MedianRating(), BiasPrecisionEM(), BiasPrecisionEM(bias=False),
             BiasPrecisionEM(scale=True), CATD(), CATD(leave_one_out=True), CensoredRatingEM(),
-            CensoredRatingEM(scale=False, target="truth")]
+            CensoredRatingEM(target="truth", n_grid=32)]
 
 
 @pytest.mark.parametrize("estimator", VARIANTS, ids=repr)

@@ -121,7 +121,7 @@ def test_each_kind_is_what_it_says():
     assert {"MajorityVote", "DawidSkene", "KOS", "OrdinalDawidSkene",
             "AggregatorSelector"} <= set(names["aggregator"])
     assert names["rating"] == ["BiasPrecisionEM", "CATD", "CensoredRatingEM", "MeanRating",
-                              "MedianRating"]
+                               "MedianRating"]
     assert names["multilabel"] == ["BinaryRelevance", "MultiLabelDawidSkene"]
     assert names["pairwise"] == ["BradleyTerry", "CrowdBT", "NoisyBradleyTerry"]
     assert names["text"] == ["ClosestToAverage", "HRRASA", "RASA", "ROVER", "WeightedROVER"]
