@@ -104,7 +104,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
         (twice the ratings' range over ``n_grid``) where the posterior spans several
         points: raise it for crowds whose noise is below about 1 % of the range. Time and
         memory grow as ratings times ``n_grid``.
-    max_iter : int, default=1000
+    max_iter : int, default=300
         Most EM iterations.
     tol : float, default=1e-6
         Stop when the objective per task changes by less than ``tol``.
@@ -185,7 +185,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
     }
 
     def __init__(self, *, bounds=None, scale=False, target="rating", bias_prior=1.0,
-                 scale_prior=1.0, precision_prior=4.0, n_grid=128, max_iter=1000, tol=1e-6,
+                 scale_prior=1.0, precision_prior=4.0, n_grid=128, max_iter=300, tol=1e-6,
                  missing_value=np.nan, rating_range=None):
         self.bounds = bounds
         self.scale = scale
