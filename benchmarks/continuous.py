@@ -12,12 +12,12 @@ al. 2014, with its default 3 pseudo-ratings per worker; as published, ``prior_ra
 with ``leave_one_out=True``), ``BiasPrecisionEM(bias=False)`` (precisions only: PG1 of Piech et
 al. 2013 without biases, the Bayesian counterpart of Zheng et al. 2017's LFC-N),
 ``BiasPrecisionEM()`` (a bias and a precision per worker, the precisions' prior chosen by
-evidence) and ``BiasPrecisionEM(scale=True)`` (a slope
-per worker as well); ``CensoredRatingEM()`` (issue 37: Tobit workers, the ratings at the floor or
-the ceiling censored; a bias, a slope and a precision per worker) and
-``CensoredRatingEM(scale=False)``; crowd-kit 1.4.2's ``RASA`` and ``ClosestToAverage`` (its
-embedding aggregators, given each rating as a 1-D embedding; crowd-kit has no other numeric
-aggregator; RASA weighs workers by cosine distances, which see only the sign of a 1-D embedding),
+evidence) and ``BiasPrecisionEM(scale=True)`` (a slope per worker as well);
+``CensoredRatingEM()`` (issue 37: Tobit workers, the ratings at the floor or the ceiling
+censored; a bias and a precision per worker) and ``CensoredRatingEM(scale=True)`` (a slope as
+well); crowd-kit 1.4.2's ``RASA`` and ``ClosestToAverage`` (its embedding aggregators, given each
+rating as a 1-D embedding; crowd-kit has no other numeric aggregator; RASA weighs workers by
+cosine distances, which see only the sign of a 1-D embedding),
 run in the competitor interpreter (``--competitor-python``, a virtual environment holding
 crowd-kit; left out with a note when it cannot be run).
 
@@ -30,7 +30,7 @@ averaged over the other 7 crowds, scored on the one left out (a table per fold).
 
 Usage::
 
-    python benchmarks/continuous.py                    # about 2 min
+    python benchmarks/continuous.py                    # about 1 min
     python benchmarks/continuous.py --loco             # and the leave-one-crowd-out choice
     python benchmarks/continuous.py --json results.json
     python benchmarks/continuous.py --data-home DIR    # DIR/sources/... holds the files
@@ -68,7 +68,7 @@ def skcrowd_methods():
         "BiasPrecisionEM": BiasPrecisionEM(),
         "BiasPrecisionEM scale": BiasPrecisionEM(scale=True),
         "CensoredRatingEM": CensoredRatingEM(),
-        "Censored no scale": CensoredRatingEM(scale=False),
+        "CensoredRatingEM scale": CensoredRatingEM(scale=True),
     }
 
 

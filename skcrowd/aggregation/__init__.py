@@ -14,9 +14,10 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
-- :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`:
-  continuous ratings (a float votes matrix) aggregated into one value per task, as
-  scikit-learn regressors (``score`` is R^2 against gold ratings).
+- :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`,
+  :class:`CensoredRatingEM` (ratings at the floor or ceiling censored): continuous ratings (a
+  float votes matrix) aggregated into one value per task, as scikit-learn regressors (``score``
+  is R^2 against gold ratings).
 - :class:`OrdinalDawidSkene`: ordinal grades; Dawid-Skene with each worker's confusion matrix
   drawn towards a latent-score model (a bias and a noise per worker).
 - :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
