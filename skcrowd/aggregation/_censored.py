@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _keyed_like
-from ._continuous import _BaseRatingAggregator, _triplets
+from ._continuous import _BaseRatingAggregator, _cell, _triplets
 
 __all__ = ["CensoredRatingEM"]
 
@@ -401,10 +401,9 @@ class CensoredRatingEM(_BaseRatingAggregator):
         outside = (ratings < float(self.bounds[0])) | (ratings > float(self.bounds[1]))
         if outside.any():
             i, j = np.argwhere(outside)[0]
-            names = getattr(self, "feature_names_in_", None)
-            worker = repr(str(names[j])) if names is not None else str(j)
-            raise ValueError(f"X row {i}, worker {worker} (column {j}): rating "
-                             f"{ratings[i, j]} is outside bounds {tuple(self.bounds)}.")
+            where = _cell(i, j, getattr(self, "feature_names_in_", None))
+            raise ValueError(f"X {where}: rating {ratings[i, j]} is outside bounds "
+                             f"{tuple(self.bounds)}.")
         return ratings
 
     def _task_posterior(self, ratings):
