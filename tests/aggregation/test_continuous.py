@@ -23,7 +23,9 @@ ALL = [MeanRating, MedianRating, BiasPrecisionEM, CATD, CensoredRatingEM]
 
 # fit ignoring y (expected failures of every rating aggregator) is listed, with its reason, in
 # skcrowd.utils.estimator_checks, whose parametrize_with_checks adds the domain checks
-@parametrize_with_checks([cls() for cls in ALL])
+# CensoredRatingEM on a coarse grid: the checks' ratings are independent columns, whose truths
+# EM pins down slowly (267 iterations at the default grid)
+@parametrize_with_checks([cls() for cls in ALL[:-1]] + [CensoredRatingEM(n_grid=32)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
