@@ -14,19 +14,20 @@ al. 2013 without biases, the Bayesian counterpart of Zheng et al. 2017's LFC-N),
 ``BiasPrecisionEM()`` (a bias and a precision per worker, the precisions' prior chosen by
 evidence) and ``BiasPrecisionEM(scale=True)`` (a slope per worker as well);
 ``CensoredRatingEM()`` (issue 37: Tobit workers, the ratings at the floor or the ceiling
-censored; a bias and a precision per worker) and ``CensoredRatingEM(scale=True)`` (a slope as
-well); crowd-kit 1.4.2's ``RASA`` and ``ClosestToAverage`` (its embedding aggregators, given each
-rating as a 1-D embedding; crowd-kit has no other numeric aggregator; RASA weighs workers by
-cosine distances, which see only the sign of a 1-D embedding),
+censored; a bias and a precision per worker, and a slope where held-out ratings ask for it),
+``CensoredRatingEM(scale=False)`` and ``CensoredRatingEM(scale=True)``; crowd-kit 1.4.2's
+``RASA`` and ``ClosestToAverage`` (its embedding aggregators, given each rating as a 1-D
+embedding; crowd-kit has no other numeric aggregator; RASA weighs workers by cosine distances,
+which see only the sign of a 1-D embedding),
 run in the competitor interpreter (``--competitor-python``, a virtual environment holding
 crowd-kit; left out with a note when it cannot be run).
 
 Every method sees the ratings only; the table gives MAE and R^2 against gold, and a last line
 counts the crowds where each method's MAE is below the mean's.
 
-``--loco`` also chooses ``CensoredRatingEM``'s settings (``target`` x ``precision_prior`` x
-``scale``) leaving one crowd out: the setting with the lowest MAE as a share of the mean's,
-averaged over the other 7 crowds, scored on the one left out (a table per fold).
+``--loco`` also chooses ``CensoredRatingEM``'s settings (``scale`` x ``target`` x
+``precision_prior``) leaving one crowd out: the setting with the lowest MAE as a share of the
+mean's, averaged over the other 7 crowds, scored on the one left out (a table per fold).
 
 Usage::
 
@@ -68,6 +69,7 @@ def skcrowd_methods():
         "BiasPrecisionEM": BiasPrecisionEM(),
         "BiasPrecisionEM scale": BiasPrecisionEM(scale=True),
         "CensoredRatingEM": CensoredRatingEM(),
+        "CensoredRatingEM no scale": CensoredRatingEM(scale=False),
         "CensoredRatingEM scale": CensoredRatingEM(scale=True),
     }
 
@@ -76,9 +78,10 @@ def loco_candidates():
     """The settings of CensoredRatingEM that the leave-one-crowd-out choice picks from."""
     from skcrowd.aggregation import CensoredRatingEM
 
-    return {f"{target} k={prior:g}{'' if scale else ' no scale'}":
+    label = {True: " scale", False: " no scale", "auto": ""}
+    return {f"{target} k={prior:g}{label[scale]}":
             CensoredRatingEM(target=target, precision_prior=prior, scale=scale)
-            for scale in (True, False) for target in ("rating", "truth")
+            for scale in ("auto", True, False) for target in ("rating", "truth")
             for prior in (4, 16)}
 
 

@@ -74,7 +74,7 @@ def test_recovers_workers_and_truth_on_a_floored_crowd(seed):
     # recovers the workers' noise and biases, and the floored truths better than it does
     X, truth, sds, biases = floor_crowd(seed)
     gold = np.maximum(truth, 0.0)
-    model = CensoredRatingEM(target="truth").fit(X)
+    model = CensoredRatingEM(scale=False, target="truth").fit(X)
     assert model.converged_ and np.all(np.diff(model.lower_bounds_) >= -1e-10)
     noise = 1 / np.sqrt(model.precisions_)
     assert np.corrcoef(np.log(noise), np.log(sds))[0, 1] > 0.8
@@ -92,7 +92,7 @@ def test_beats_the_mean_on_floored_crowds_on_average():
     for seed in range(6):
         X, truth, _, _ = floor_crowd(seed)
         gold = np.maximum(truth, 0.0)
-        model = CensoredRatingEM(target="truth").fit(X)
+        model = CensoredRatingEM(scale=False, target="truth").fit(X)
         ratios.append(np.abs(model.predict(X) - gold).mean()
                       / np.abs(MeanRating().fit_predict(X) - gold).mean())
     assert np.mean(ratios) < 0.85
@@ -110,7 +110,7 @@ def test_without_a_floor_it_is_about_the_gaussian_worker_model(seed):
     X[rng.random(X.shape) < 0.4] = np.nan
     gaussian = BiasPrecisionEM().fit(X).predict(X)
     for bounds in ((-np.inf, np.inf), None):
-        model = CensoredRatingEM(bounds=bounds).fit(X)
+        model = CensoredRatingEM(bounds=bounds, scale=False).fit(X)
         assert np.corrcoef(model.predict(X), gaussian)[0, 1] > 0.995
         mae, reference = (np.abs(p - truth - np.mean(p - truth)).mean()
                           for p in (model.predict(X), gaussian))
@@ -121,11 +121,12 @@ def test_without_a_floor_it_is_about_the_gaussian_worker_model(seed):
 def test_bounds_parameter():
     X, _, _, _ = floor_crowd(2, n_tasks=60, n_workers=5)
     X = np.minimum(X, 80.0)
-    model = CensoredRatingEM(bounds=(0, 100)).fit(X)  # the scale, not the observed extremes
+    # the scale, not the observed extremes
+    model = CensoredRatingEM(bounds=(0, 100), scale=False).fit(X)
     assert model.bounds_ == (0.0, 100.0)
     np.testing.assert_array_equal(model.censored_share_, np.sum(X == 0, 0) / np.sum(X >= 0, 0))
     assert np.all((model.predict(X) >= 0) & (model.predict(X) <= 100))
-    floor_only = CensoredRatingEM(bounds=(0, np.inf)).fit(X)
+    floor_only = CensoredRatingEM(bounds=(0, np.inf), scale=False).fit(X)
     assert np.all(floor_only.censored_share_ == model.censored_share_)
     with pytest.raises(ValueError, match=r"X row \d+, worker 1 \(column 1\): rating -1.0 is "
                                          r"outside bounds \(0, 100\)"):
@@ -135,7 +136,7 @@ def test_bounds_parameter():
     with pytest.raises(ValueError, match="bounds must be a pair"):
         CensoredRatingEM(bounds=(5, 5)).fit(X)
     # bounds=None: a new rating beyond the fitted extremes counts as at the bound
-    model = CensoredRatingEM().fit(X)
+    model = CensoredRatingEM(scale=False).fit(X)
     new = np.full((1, 5), np.nan)
     new[0, 2] = 0.0
     below = new.copy()
@@ -153,3 +154,19 @@ def test_convergence_warning_and_default_rating():
         model = CensoredRatingEM().fit(X)
     assert model.predict(np.full((1, 4), np.nan))[0] == model.default_rating_
     assert model.lower_bound_ == model.lower_bounds_[-1]
+
+
+def test_auto_scale_chooses_slopes_by_held_out_ratings():
+    # workers who use a compressed part of the scale: slopes; a floored crowd without: none
+    rng = np.random.default_rng(0)
+    truth = rng.normal(0, 1, 120)
+    slopes = np.array([1.0, 1.0, 0.5, 2.0, 0.2, 1.0])
+    X = truth[:, None] * slopes + rng.normal(size=(120, 6)) * 0.2
+    model = CensoredRatingEM().fit(X)
+    assert model.scale_ and model.held_out_log_likelihoods_[True] > \
+        model.held_out_log_likelihoods_[False]
+    np.testing.assert_allclose(model.slopes_ / model.slopes_[0], slopes, atol=0.15)
+    X, _, _, _ = floor_crowd(0, n_tasks=100)
+    model = CensoredRatingEM().fit(X)
+    assert not model.scale_ and np.all(model.slopes_ == 1)
+    assert not hasattr(CensoredRatingEM(scale=False).fit(X), "held_out_log_likelihoods_")
