@@ -28,6 +28,12 @@ __all__ = ["CensoredRatingEM"]
 _LOG_2PI = np.log(2 * np.pi)
 
 
+def _dot(a, b):
+    """``a @ b`` over the last axis by numpy's own sum, not BLAS: the same result on every CPU
+    and thread count."""
+    return np.sum(a * b, axis=-1)
+
+
 def _expected_clipped(mean, sd, low, high):
     """``E[min(high, max(low, x))]`` for ``x ~ N(mean, sd^2)``; infinite bounds clip nothing."""
     a, c = (low - mean) / sd, (high - mean) / sd
@@ -256,7 +262,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
         """MAP slopes, biases and precisions given the E-step: the truths' posteriors and, for
         a censored rating, its latent rating's truncated-normal moments at each grid point."""
         grid = self._grid
-        mean_z, mean_zz = weights @ grid, weights @ grid ** 2
+        mean_z, mean_zz = _dot(weights, grid), _dot(weights, grid ** 2)
         # per rating: E y*, E z, E z^2, E y* z, E y*^2 (a rating inside the bounds is its y*)
         Ey, Ez, Ezz = value.copy(), mean_z[task], mean_zz[task]
         Eyz, Eyy = value * Ez, value * value
@@ -269,7 +275,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
             latent = mm + sign * ss * ratio
             var = ss * ss * np.maximum(1.0 + a * ratio - ratio * ratio, 0.0)
             Ey[mask] = np.sum(W * latent, axis=1)
-            Eyz[mask] = (W * latent) @ grid
+            Eyz[mask] = _dot(W * latent, grid)
             Eyy[mask] = np.sum(W * (latent * latent + var), axis=1)
 
         def per_worker(x):
@@ -314,10 +320,10 @@ class CensoredRatingEM(_BaseRatingAggregator):
 
         def objective(mu, s2):
             log_prior = -0.5 * (grid - mu) ** 2 / s2
-            return float(counts @ (log_prior - logsumexp(log_prior)))
+            return float(_dot(counts, log_prior - logsumexp(log_prior)))
 
-        mu = float(counts @ grid / total)
-        s2 = max(float(counts @ (grid - mu) ** 2 / total), self._min_variance)
+        mu = float(_dot(counts, grid)) / total
+        s2 = max(float(_dot(counts, (grid - mu) ** 2)) / total, self._min_variance)
         return (mu, s2) if objective(mu, s2) >= objective(*prior) else prior
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -454,7 +460,7 @@ class CensoredRatingEM(_BaseRatingAggregator):
             value = np.clip(self._grid, low, high)
         else:
             value = _expected_clipped(self._grid, self._reference_sd, low, high)
-        return self._unstandardize(weights @ value)
+        return self._unstandardize(_dot(weights, value))
 
     def score_samples(self, X):
         """Log-likelihood of each task's ratings under the fitted model.
