@@ -37,6 +37,7 @@ _LAZY = {
     "MedianRating": "aggregation",
     "BiasPrecisionEM": "aggregation",
     "CATD": "aggregation",
+    "CensoredRatingEM": "aggregation",
     "check_ratings": "aggregation",
     "OrdinalDawidSkene": "aggregation",
     # metrics and scorers

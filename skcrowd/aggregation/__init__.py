@@ -14,9 +14,10 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
-- :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`:
-  continuous ratings (a float votes matrix) aggregated into one value per task, as
-  scikit-learn regressors (``score`` is R^2 against gold ratings).
+- :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`,
+  :class:`CensoredRatingEM` (ratings at the floor or ceiling censored): continuous ratings (a
+  float votes matrix) aggregated into one value per task, as scikit-learn regressors (``score``
+  is R^2 against gold ratings).
 - :class:`OrdinalDawidSkene`: ordinal grades; Dawid-Skene with each worker's confusion matrix
   drawn towards a latent-score model (a bias and a noise per worker).
 - :class:`AggregatorSelector`: the candidate that best predicts held-out votes (no gold); the
@@ -29,6 +30,7 @@ installed (extra ``fast``), with a numpy/scipy fallback that gives the same resu
 """
 
 from ._bayesian_dawid_skene import BayesianDawidSkene
+from ._censored import CensoredRatingEM
 from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
@@ -49,5 +51,6 @@ __all__ += ["Wawa", "ZeroBasedSkill", "KOS", "MMSR"]  # weighted votes, not EM-s
 __all__ += ["BayesianDawidSkene", "EBCC"]
 __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
 # continuous ratings: regressors (skcrowd.utils.discovery.all_estimators(type_filter="rating"))
-__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "check_ratings"]
+__all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "CensoredRatingEM",
+            "check_ratings"]
 __all__ += ["OrdinalDawidSkene"]  # ordinal grades (issue 27)

@@ -138,7 +138,7 @@ def all_estimators(type_filter=None):
     >>> [name for name, _ in aggregators][:4]
     ['AggregatorSelector', 'BayesianDawidSkene', 'DawidSkene', 'EBCC']
     >>> [name for name, _ in all_estimators(type_filter="rating")]
-    ['BiasPrecisionEM', 'CATD', 'MeanRating', 'MedianRating']
+    ['BiasPrecisionEM', 'CATD', 'CensoredRatingEM', 'MeanRating', 'MedianRating']
     >>> [name for name, _ in all_estimators(type_filter="pairwise")]
     ['BradleyTerry', 'CrowdBT', 'NoisyBradleyTerry']
     >>> [name for name, _ in all_estimators(type_filter="text")]

@@ -1,4 +1,5 @@
-"""Continuous-rating aggregators: MeanRating, MedianRating, BiasPrecisionEM, CATD (issue 27)."""
+"""Continuous-rating aggregators: MeanRating, MedianRating, BiasPrecisionEM, CATD (issue 27),
+CensoredRatingEM (issue 37; its own tests in test_censored.py)."""
 
 import pickle
 import re
@@ -13,15 +14,18 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 
-from skcrowd.aggregation import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_ratings
+from skcrowd.aggregation import (CATD, BiasPrecisionEM, CensoredRatingEM, MeanRating, MedianRating,
+                                 check_ratings)
 from skcrowd.utils.estimator_checks import parametrize_with_checks
 
-ALL = [MeanRating, MedianRating, BiasPrecisionEM, CATD]
+ALL = [MeanRating, MedianRating, BiasPrecisionEM, CATD, CensoredRatingEM]
 
 
 # fit ignoring y (expected failures of every rating aggregator) is listed, with its reason, in
 # skcrowd.utils.estimator_checks, whose parametrize_with_checks adds the domain checks
-@parametrize_with_checks([cls() for cls in ALL])
+# CensoredRatingEM on a coarse grid: the checks' ratings are independent columns, whose truths
+# EM pins down slowly (267 iterations at the default grid)
+@parametrize_with_checks([cls() for cls in ALL[:-1]] + [CensoredRatingEM(n_grid=32)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -258,7 +262,8 @@ def test_deterministic_and_pickle(cls):
 AFFINE = [(1e-200, 0.0), (1e200, 0.0), (1e154, 0.0), (1e-300, 0.0), (1.0, 1e12), (-3.0, 7.0),
           (1e-200, 1e-190), (1e100, 1e112)]
 VARIANTS = [MeanRating(), MedianRating(), BiasPrecisionEM(), BiasPrecisionEM(bias=False),
-            BiasPrecisionEM(scale=True), CATD(), CATD(leave_one_out=True)]
+            BiasPrecisionEM(scale=True), CATD(), CATD(leave_one_out=True), CensoredRatingEM(),
+            CensoredRatingEM(target="truth", n_grid=32)]
 
 
 @pytest.mark.parametrize("estimator", VARIANTS, ids=repr)

@@ -120,7 +120,8 @@ def test_each_kind_is_what_it_says():
     names = {kind: [n for n, _ in all_estimators(type_filter=kind)] for kind in KINDS}
     assert {"MajorityVote", "DawidSkene", "KOS", "OrdinalDawidSkene",
             "AggregatorSelector"} <= set(names["aggregator"])
-    assert names["rating"] == ["BiasPrecisionEM", "CATD", "MeanRating", "MedianRating"]
+    assert names["rating"] == ["BiasPrecisionEM", "CATD", "CensoredRatingEM", "MeanRating",
+                               "MedianRating"]
     assert names["multilabel"] == ["BinaryRelevance", "MultiLabelDawidSkene"]
     assert names["pairwise"] == ["BradleyTerry", "CrowdBT", "NoisyBradleyTerry"]
     assert names["text"] == ["ClosestToAverage", "HRRASA", "RASA", "ROVER", "WeightedROVER"]
