@@ -38,6 +38,7 @@ _LAZY = {
     "CATD": "aggregation",
     "check_ratings": "aggregation",
     "OrdinalDawidSkene": "aggregation",
+    "GroupedDawidSkene": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",
