@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from skcrowd.aggregation import DawidSkene, GroupedDawidSkene
+from skcrowd.aggregation import AggregatorSelector, DawidSkene, GroupedDawidSkene
 
 
 def humans_and_models(seed, n_tasks=400, n_classes=3, n_humans=12, per_task=3,
@@ -199,6 +199,15 @@ def test_the_group_confusion_and_how_members_follow_it_are_learned(group_model):
     if rates:
         assert np.mean(rates) == pytest.approx(0.9, abs=0.05)
         assert (model.copy_rates_[:n_humans] == 0).all()
+
+
+def test_held_out_votes_prefer_the_grouped_model():
+    """Without gold, held-out votes see that the models are not independent: the selector
+    picks the grouped model over Dawid-Skene."""
+    votes, truth, n_humans = humans_and_models(0, n_tasks=200)
+    selector = AggregatorSelector([DawidSkene(), GroupedDawidSkene(
+        worker_groups=groups_of(n_humans))], random_state=0)
+    assert fit_quietly(selector, votes).best_index_ == 1
 
 
 @pytest.mark.parametrize("group_model", GROUP_MODELS)
