@@ -21,8 +21,8 @@ Compared, by gold accuracy (ties of the posterior get fractional credit), mean o
 - ``tempered``, ``reading``, ``copy``: GroupedDawidSkene on all columns, the models in one
   group, the humans independent, with that ``group_model``;
 - ``copy hg``: GroupedDawidSkene (``"copy"``) with the humans in a group of their own too;
-- ``selected``: the one of ``copy`` and ``copy hg`` that best predicts held-out votes
-  (:class:`~skcrowd.aggregation.AggregatorSelector`, no gold);
+- ``selected``: the one of ``DS all``, ``copy`` and ``copy hg`` that best predicts held-out
+  votes (:class:`~skcrowd.aggregation.AggregatorSelector`, no gold), printed with its choices;
 - ``humans g``: GroupedDawidSkene (``"copy"``) on the human columns, in one group;
 - ``MV all``: majority vote on all columns.
 
@@ -128,26 +128,28 @@ def fit_methods(humans, models, K):
                       both)
     fits["copy hg"] = (GroupedDawidSkene(n_classes=K, worker_groups=[
         "human" if group is None else group for group in groups], group_model="copy"), both)
-    fits["selected"] = (AggregatorSelector([fits["copy"][0], fits["copy hg"][0]],
-                                           random_state=0), both)
+    fits["selected"] = (AggregatorSelector([fits["DS all"][0], fits["copy"][0],
+                                            fits["copy hg"][0]], random_state=0), both)
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, (model, X) in fits.items():
             out[name] = model.fit(X).predict_proba(X)
-    return out, both
+    return out, both, fits["selected"][0].best_index_
 
 
 def run_crowd(crowd, args, crowdkit=None):
     humans, gold = gold_crowd(crowd)
     K = crowd.n_classes
     results = {name: [] for name in METHODS}
+    choices = []
     saved = {}
     for seed in range(args.seeds):
         rng = np.random.default_rng(seed)
         models = simulate_models(gold, K, args.models, args.accuracy, args.spread, args.copy,
                                  rng)
-        probas, both = fit_methods(humans, models, K)
+        probas, both, choice = fit_methods(humans, models, K)
+        choices.append(choice)
         for name, proba in probas.items():
             results[name].append(tie_credit(proba, gold))
         if crowdkit:
@@ -155,7 +157,8 @@ def run_crowd(crowd, args, crowdkit=None):
             saved[str(seed)] = np.stack([coo.row, coo.col, coo.data])
     if crowdkit:
         results["ck DS all"] = run_crowdkit(crowdkit, saved, gold, K)
-    return {name: float(np.mean(values)) for name, values in results.items()}
+    return {**{name: float(np.mean(values)) for name, values in results.items()},
+            "choices": "".join("dch"[c] for c in choices)}
 
 
 def run_crowdkit(python, saved, gold, K):
@@ -210,7 +213,8 @@ def main(argv=None):
           f"copy {args.copy}, {args.seeds} seeds; gold accuracy")
     names = METHODS + (["ck DS all"] if args.crowdkit else [])
     header = f"{'crowd':40s}" + "".join(f"{n:>10s}" for n in names) + f"{'margin':>9s}"
-    # margin: "selected" less the better of "humans" and "models"
+    # margin: "selected" less the better of "humans" and "models"; then the selector's choice
+    # on each seed: d (DS all), c (copy), h (copy hg)
     print(header)
     table = {}
     for item in folders:
@@ -219,7 +223,7 @@ def main(argv=None):
         best = max(row["humans"], row["models"])
         row["margin"] = {name: row[name] - best for name in GROUPED}
         print(f"{crowd.name:40s}" + "".join(f"{row[n]:10.3f}" for n in names)
-              + f"{row['margin']['selected']:+9.3f}", flush=True)
+              + f"{row['margin']['selected']:+9.3f} {row['choices']}", flush=True)
     mean = {n: float(np.mean([row[n] for row in table.values()])) for n in names}
     worst = {n: float(min(row["margin"][n] for row in table.values())) for n in GROUPED}
     print(f"{'mean':40s}" + "".join(f"{mean[n]:10.3f}" for n in names))

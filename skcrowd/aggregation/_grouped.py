@@ -18,10 +18,9 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils._param_validation import StrOptions
 
-from ..backends import MemoryVotes
 from ..votes import _fmt
 from ._dawid_skene import DawidSkene, DawidSkeneStatistics
-from ._em import BaseEM, PerWorker, Shared
+from ._em import PerWorker, Shared
 from .kernels import ds_block_statistics, ds_e_step, ds_log_confusions, safe_log
 
 
@@ -101,11 +100,12 @@ class GroupedDawidSkene(DawidSkene):
 
     A worker alone in its group (``worker_groups=None``: every worker) is a
     Dawid-Skene worker: without groups the model is :class:`DawidSkene`, with
-    the same results. Humans may share errors too (hard tasks that mislead
+    the same results (but for ``prior_from``, which this model does not
+    take). Humans may share errors too (hard tasks that mislead
     most of them): a group of all the humans lets the data say how much
     (each human's ``rho``). Whether to group them is best chosen by held-out
     votes, with :class:`AggregatorSelector` (see :ref:`model_annotators`).
-    Votes in memory only.
+    Votes are aggregated in memory.
 
     Parameters
     ----------
@@ -133,10 +133,9 @@ class GroupedDawidSkene(DawidSkene):
     warm_start : bool, default=False
     verbose : int, default=0
     missing_label : int, float, str or None, default=-1
-        All as in :class:`DawidSkene`.
-    backend : {"auto", "memory"}, default="auto"
-        ``"memory"`` reads long-format votes into memory; other back ends are
-        refused (the groups' statistics are computed in memory).
+        All as in :class:`DawidSkene`. Long-format votes (a parquet path, a
+        pyarrow dataset, a dask DataFrame) are read into memory: the groups'
+        statistics are computed there.
 
     Attributes
     ----------
@@ -213,10 +212,11 @@ class GroupedDawidSkene(DawidSkene):
            if name not in ("prior_from", "prior_strength", "backend")},
         "worker_groups": [None, Mapping, "array-like"],
         "group_model": [StrOptions({"reading", "copy", "tempered"})],
-        "backend": [StrOptions({"auto", "memory"})],
     }
 
-    # DawidSkene's prior from an earlier fit is not a parameter of this model
+    # not parameters: long-format votes are read into memory (the groups' statistics are
+    # computed there), and DawidSkene's prior from an earlier fit is not available
+    backend = "memory"
     prior_from = None
     prior_strength = "auto"
 
@@ -235,12 +235,16 @@ class GroupedDawidSkene(DawidSkene):
         warm_start=False,
         verbose=0,
         missing_label=-1,
-        backend="auto",
     ):
-        BaseEM.__init__(
-            self, n_classes, init=init, max_iter=max_iter, tol=tol, n_init=n_init,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-            missing_label=missing_label, backend=backend)
+        self.n_classes = n_classes
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.missing_label = missing_label
         self.smoothing = smoothing
         self.worker_groups = worker_groups
         self.group_model = group_model
@@ -251,12 +255,6 @@ class GroupedDawidSkene(DawidSkene):
     # -- groups ---------------------------------------------------------------
 
     def _fit_source(self, source, warm, priors=None):
-        if not isinstance(source, MemoryVotes):
-            raise ValueError(
-                f"{type(self).__name__} needs the votes in memory; backend={self.backend!r} "
-                f"keeps them in a {type(source).__name__}. Pass backend='memory' to read "
-                "long-format votes into memory."
-            )
         if not warm:
             self.groups_, self.worker_group_ = self._resolve_groups()
         return super()._fit_source(source, warm, priors)
@@ -426,8 +424,6 @@ class GroupedDawidSkene(DawidSkene):
         return table, log_task_priors + group_ll.sum(axis=1), (joint, voted)
 
     def _e_step(self, layout, params, out=None, *, log_task_priors=None):
-        if out is not None:
-            raise ValueError(f"{type(self).__name__} needs the votes in memory.")
         table, log_priors, groups = self._group_terms(layout, params, log_task_priors)
         adapting = self._adapting(params)
         resp = None if groups is None else np.empty((layout.n_tasks, layout.n_classes))

@@ -262,16 +262,18 @@ def test_errors_name_the_problem():
         GroupedDawidSkene(worker_groups=["g", "g"]).fit(votes)
     with pytest.raises(ValueError, match="group_model"):
         GroupedDawidSkene(group_model="joint").fit(votes)
-    with pytest.raises(ValueError, match="backend"):
-        GroupedDawidSkene(backend="dask").fit(votes)
 
 
-def test_long_format_votes_out_of_core_are_refused(tmp_path):
+def test_long_format_votes_are_grouped_by_worker_id(tmp_path):
     pytest.importorskip("pyarrow")
     path = tmp_path / "votes.parquet"
-    pd.DataFrame({"task": [0, 0, 1], "worker": ["a", "b", "a"], "label": [0, 1, 1]}).to_parquet(
-        path)
-    with pytest.raises(ValueError, match="needs the votes in memory.*backend='memory'"):
-        GroupedDawidSkene(worker_groups={"a": "g", "b": "g"}).fit(str(path))
-    model = GroupedDawidSkene(worker_groups={"a": "g", "b": "g"}, backend="memory")
-    assert fit_quietly(model, str(path)).worker_group_.tolist() == [0, 0]
+    votes = pd.DataFrame({"task": [0, 0, 0, 1, 1, 2], "worker": ["a", "b", "c", "a", "c", "b"],
+                          "label": [0, 1, 1, 1, 1, 0]})
+    votes.to_parquet(path)
+    model = fit_quietly(GroupedDawidSkene(worker_groups={"b": "g", "c": "g"}), str(path))
+    assert model.worker_ids_.tolist() == ["a", "b", "c"]
+    assert model.worker_group_.tolist() == [-1, 0, 0]
+    matrix = votes.pivot(index="task", columns="worker", values="label").fillna(-1).astype(int)
+    in_memory = fit_quietly(GroupedDawidSkene(worker_groups=[None, "g", "g"]), matrix.to_numpy())
+    np.testing.assert_allclose(model.predict_proba(str(path)).to_numpy(),
+                               in_memory.predict_proba(matrix.to_numpy()), rtol=1e-12)
