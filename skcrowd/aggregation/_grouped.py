@@ -311,7 +311,8 @@ class GroupedDawidSkene(DawidSkene):
 
     # -- EM ---------------------------------------------------------------------
 
-    def _n_groups(self, worker_group, K):
+    def _n_groups(self, worker_group):
+        """The number of groups with a reading (none with ``"tempered"``)."""
         return int(worker_group.max()) + 1 if (
             self.group_model != "tempered" and len(worker_group)) else 0
 
@@ -334,7 +335,7 @@ class GroupedDawidSkene(DawidSkene):
         K = len(class_counts)
         if params is None:
             worker_group = self.worker_group_
-            n_groups = self._n_groups(worker_group, K)
+            n_groups = self._n_groups(worker_group)
             # the groups start near the identity: each reads its tasks' initial classes
             group_counts = np.zeros((n_groups, K, K))
             member = worker_group >= 0
