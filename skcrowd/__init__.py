@@ -40,6 +40,7 @@ _LAZY = {
     "CensoredRatingEM": "aggregation",
     "check_ratings": "aggregation",
     "OrdinalDawidSkene": "aggregation",
+    "GroupedDawidSkene": "aggregation",
     # metrics and scorers
     "expected_calibration_error": "metrics",
     "soft_accuracy_score": "metrics",

@@ -14,6 +14,8 @@ The votes matrix is ``X``: tasks are samples (rows), workers are features
   robust rank-one completion of the workers' agreement matrix.
 - :class:`BayesianDawidSkene`: Bayesian confusion matrices with a prior learned from the crowd.
 - :class:`EBCC`: classes with subtypes (correlated workers), variational Bayes.
+- :class:`GroupedDawidSkene`: Dawid-Skene with groups of correlated workers (model
+  annotators) that count as the evidence of one reading per group.
 - :class:`MeanRating`, :class:`MedianRating`, :class:`BiasPrecisionEM`, :class:`CATD`,
   :class:`CensoredRatingEM` (ratings at the floor or ceiling censored): continuous ratings (a
   float votes matrix) aggregated into one value per task, as scikit-learn regressors (``score``
@@ -35,6 +37,7 @@ from ._continuous import CATD, BiasPrecisionEM, MeanRating, MedianRating, check_
 from ._dawid_skene import DawidSkene, WeightedDawidSkene
 from ._ebcc import EBCC
 from ._glad import GLAD
+from ._grouped import GroupedDawidSkene
 from ._kos import KOS
 from ._mace import MACE
 from ._majority import MajorityVote
@@ -54,3 +57,4 @@ __all__ += ["AggregatorSelector"]  # a meta-estimator over the models above
 __all__ += ["MeanRating", "MedianRating", "BiasPrecisionEM", "CATD", "CensoredRatingEM",
             "check_ratings"]
 __all__ += ["OrdinalDawidSkene"]  # ordinal grades (issue 27)
+__all__ += ["GroupedDawidSkene"]  # groups of correlated workers, model annotators (issue 39)

@@ -423,7 +423,8 @@ def test_models_without_task_priors_say_so():
         _supports_task_priors = False
 
     with pytest.raises(ValueError, match="Plain does not support known tasks .*; "
-                                         "BayesianDawidSkene, DawidSkene, EBCC, GLAD, MACE, "
+                                         "BayesianDawidSkene, DawidSkene, EBCC, GLAD, "
+                                         "GroupedDawidSkene, MACE, "
                                          "OneCoinDawidSkene and WeightedDawidSkene do"):
         Plain().fit(np.array([[0, 1], [1, 1]]), [0, -1])
 
