@@ -219,6 +219,17 @@ class GroupedDawidSkene(DawidSkene):
     backend = "memory"
     prior_from = None
     prior_strength = "auto"
+    # a group's reading of a task is one hard label that its members copy: soft votes are
+    # refused (see _base.BaseAggregator), and so is DawidSkene's partial_fit (below)
+    _accepts_soft_votes = False
+
+    @property
+    def partial_fit(self):
+        """Not available: DawidSkene.partial_fit takes streams of batches."""
+        raise AttributeError(
+            "GroupedDawidSkene has no partial_fit: its groups' readings and copy rates are "
+            "not kept as sums that later batches can add to. Fit it on all the votes, or "
+            "stream them into DawidSkene.partial_fit.")
 
     def __init__(
         self,

@@ -277,3 +277,15 @@ def test_long_format_votes_are_grouped_by_worker_id(tmp_path):
     in_memory = fit_quietly(GroupedDawidSkene(worker_groups=[None, "g", "g"]), matrix.to_numpy())
     np.testing.assert_allclose(model.predict_proba(str(path)).to_numpy(),
                                in_memory.predict_proba(matrix.to_numpy()), rtol=1e-12)
+
+
+def test_grouped_refuses_soft_votes_and_has_no_partial_fit():
+    from skcrowd import soft_votes
+
+    votes = np.array([[0, 1], [1, 1], [0, -1]])
+    soft = soft_votes(votes, [np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])])
+    with pytest.raises(TypeError, match="GroupedDawidSkene does not accept soft votes"):
+        GroupedDawidSkene().fit(soft)
+    assert not hasattr(GroupedDawidSkene(), "partial_fit")
+    with pytest.raises(AttributeError, match="DawidSkene.partial_fit"):
+        GroupedDawidSkene().partial_fit(votes)
