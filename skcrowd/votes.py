@@ -458,7 +458,7 @@ def _normalize_values(values, rows, cols, name):
             return values.astype(str)
         if is_bool.all():
             return values.astype(bool)
-        values = np.asarray(values.tolist())
+        values = _numeric_labels(values)
     if values.dtype.kind == "f":
         bad = ~np.isfinite(values)
         if bad.any():
@@ -486,6 +486,21 @@ def _normalize_values(values, rows, cols, name):
     if values.dtype.kind == "c":
         raise _complex_label(name, values[0], rows[0], cols[0])
     return values
+
+
+def _numeric_labels(values):
+    """An object array of numbers as a numeric array. Integers keep their values exactly:
+    int64, else uint64 (all non-negative), else Python ints in an object array (labels on both
+    sides of the 64-bit range, which numpy would round to float64)."""
+    if all(isinstance(v, (numbers.Integral, np.integer)) for v in values):
+        ints = [int(v) for v in values]
+        for dtype in (np.int64, np.uint64):
+            try:
+                return np.array(ints, dtype=dtype)
+            except OverflowError:
+                pass
+        return np.array(ints, dtype=object)
+    return np.asarray(values.tolist())
 
 
 def _complex_label(name, value, row, col):
