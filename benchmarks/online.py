@@ -17,15 +17,15 @@ Three studies, one per sub-command:
     task, ``--batch-votes`` votes per batch, ``--n-batches`` batches: 100 x 1e5 = 1e7 votes by
     default) whose workers drift: a third of them lose accuracy linearly over the stream (from
     their start to 1/K + 0.05). Each batch is simulated, then given to
-    ``DawidSkene(half_life=...)`` (``--half-life``, votes; 0: None, no forgetting); the table
-    gives the seconds of each ``partial_fit`` (simulation excluded),
+    ``DawidSkene(half_life=...)`` (``--half-life``, votes per worker; 0: None, no forgetting);
+    the table gives the seconds of each ``partial_fit`` (simulation excluded),
     the accuracy of the batch at arrival, and, at ``--refit-at`` batches, the accuracy of a
     ``fit`` on all the votes so far on the same batch, and its time. ``--crowdkit PYTHON``
     times crowd-kit's DawidSkene refit at the same points (it has no partial_fit), in that
     interpreter, up to ``--crowdkit-max-votes`` votes.
 ``drift``
-    Chooses ``half_life``'s default: a grid of half-lives (votes; 0 stands for None, no
-    forgetting) on simulated drift settings (``--choose``), scored as the mean at-arrival
+    Chooses ``half_life``'s default: a grid of half-lives (votes per worker; 0 stands for
+    None, no forgetting) on simulated drift settings (``--choose``), scored as the mean at-arrival
     accuracy over the stream; the choice (the best mean over the choosing settings, ties to the
     longer) is then scored on the other settings (``--check``), on the check settings cut in
     batches half as large (the same half-life should do as well), and on the real crowds in
@@ -346,7 +346,7 @@ def main(argv=None):
                        default=["slow-K2", "half-adversarial-K3", "none-K4", "few-drift-K5"])
     drift.add_argument("--check", nargs="+", default=["slow-K5", "fast-K3", "none-K2"])
     drift.add_argument("--grid", type=float, nargs="+",
-                       default=[0, 5000, 10_000, 20_000, 50_000, 100_000, 200_000])
+                       default=[0, 25, 50, 100, 250, 500, 1000])
     drift.add_argument("--seeds", type=int, default=2)
     drift.add_argument("--crowds", action="store_true",
                        help="also score the choice on the real crowds in task order")

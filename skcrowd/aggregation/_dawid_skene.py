@@ -123,14 +123,16 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         caps nothing and counts every earlier model as ``s`` pseudo-votes
         per row: lower it for workers whose quality drifts between projects.
         Ignored without ``prior_from``.
-    half_life : float or None, default=50000
-        :meth:`partial_fit` only: the number of votes after which a batch's
-        statistics weigh half, for workers whose quality drifts: at each
-        batch of ``n`` votes the earlier statistics are scaled by
-        ``0.5 ** (n / half_life)``, so the decay per vote does not depend on
-        how the stream is cut into batches (None: every vote counts alike).
-        The default was chosen on simulated drifts (DawidSkene) and checked
-        on others. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -277,7 +279,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         smoothing="auto",
         prior_from=None,
         prior_strength="auto",
-        half_life=50_000,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -493,7 +495,7 @@ class WeightedDawidSkene(DawidSkene):
         are uniform here, so that the weights stay neutral).
     prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
     prior_strength : "auto" or float, default="auto"
-    half_life : float or None, default=50000
+    half_life : float or None, default=250
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6

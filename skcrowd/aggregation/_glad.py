@@ -167,9 +167,9 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         matched workers with votes here (their earlier abilities against
         their estimates from these votes alone, see ``prior_drift_``). A
         number: that ``tau``.
-    half_life : float or None, default=50000
-        :meth:`partial_fit` only: the number of votes after which a batch's
-        statistics weigh half (see :class:`DawidSkene`). The
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half (see :class:`DawidSkene`). The
         earlier batches enter each ability's M-step as a quadratic around
         the abilities of their last E-step (their summed gradient, moved
         along their curvature): stepwise EM on a Laplace approximation, not
@@ -319,7 +319,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         prior_drift="auto",
-        half_life=50_000,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,

@@ -141,14 +141,16 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``prior_from`` fitted with ``method="vb"``); a number ``s``: ``s``
         pseudo-votes per worker, ``s * theta`` known and ``s * (1 - theta) *
         spam_distribution`` spammed.
-    half_life : float or None, default=50000
-        :meth:`partial_fit` only: the number of votes after which a batch's
-        statistics weigh half, for workers whose quality drifts: at each
-        batch of ``n`` votes the earlier statistics are scaled by
-        ``0.5 ** (n / half_life)``, so the decay per vote does not depend on
-        how the stream is cut into batches (None: every vote counts alike).
-        The default was chosen on simulated drifts (DawidSkene) and checked
-        on others. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial soft labels: the vote frequencies of each task, or random rows
         drawn with ``random_state``; the first M-step reads each vote of class
@@ -298,7 +300,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         smoothing=0.01,
         prior_from=None,
         prior_strength="auto",
-        half_life=50_000,
+        half_life=250,
         init="majority",
         max_iter=200,
         tol=1e-6,

@@ -107,14 +107,16 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``"auto"``: the earlier worker's expected numbers of right and wrong
         votes (its earlier posterior less the earlier population prior:
         sequential Bayes); a number ``s``: ``s`` pseudo-votes per worker.
-    half_life : float or None, default=50000
-        :meth:`partial_fit` only: the number of votes after which a batch's
-        statistics weigh half, for workers whose quality drifts: at each
-        batch of ``n`` votes the earlier statistics are scaled by
-        ``0.5 ** (n / half_life)``, so the decay per vote does not depend on
-        how the stream is cut into batches (None: every vote counts alike).
-        The default was chosen on simulated drifts (DawidSkene) and checked
-        on others. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -246,7 +248,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         class_priors="uniform",
         prior_from=None,
         prior_strength="auto",
-        half_life=50_000,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,

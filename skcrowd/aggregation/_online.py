@@ -5,11 +5,12 @@ tasks (expected confusion counts of each worker, expected class counts): statist
 disjoint sets of tasks add up. :class:`OnlineEMMixin` keeps these sums over the batches seen
 (one row per worker, no vote and no task of the history) and runs EM on each new batch against
 them: every M-step sees ``decay * carried + batch statistics``, where ``carried`` is the sum
-left by the earlier batches and ``decay = 0.5 ** (batch votes / half_life)``; after the batch,
-``carried`` becomes that sum with the batch's last statistics. This is the incremental EM of
-Neal & Hinton (1998) with each batch's posteriors frozen once the batch is done, and, with a
-``half_life``, exponential forgetting of the older votes at a rate per vote, whatever the size
-of the batches (stepwise EM with constant step sizes per vote, Cappe & Moulines 2009). A model whose
+left by the earlier batches and ``decay = 0.5 ** (batch votes / (half_life * workers))``; after
+the batch, ``carried`` becomes that sum with the batch's last statistics. This is the
+incremental EM of Neal & Hinton (1998) with each batch's posteriors frozen once the batch is
+done, and, with a ``half_life``, exponential forgetting of the older votes at a rate per vote
+per worker, whatever the size of the batches (stepwise EM with constant step sizes per vote,
+Cappe & Moulines 2009). A model whose
 statistics are not such sums joins the carried ones to a batch's its own way
 (``_with_carried``: GLAD moves the carried gradient of its abilities along their curvature).
 
@@ -33,8 +34,8 @@ from ._base import _is_pandas_frame
 from ._em import BaseEM, _initial_block, _merge, field_axes
 from .kernels import fit_engine
 
-#: ``half_life`` of the models with ``partial_fit``: the number of votes after which a
-#: batch's statistics weigh half (None: never forgotten)
+#: ``half_life`` of the models with ``partial_fit``: the number of votes per worker after
+#: which a batch's statistics weigh half (None: never forgotten)
 HALF_LIFE_CONSTRAINT = {"half_life": [Interval(Real, 0.0, None, closed="neither"), None]}
 
 
@@ -56,11 +57,12 @@ class OnlineEMMixin:
         Each batch runs EM (at most ``max_iter`` iterations, to ``tol``) on its
         own tasks, every M-step counting the statistics of the earlier batches
         too (their expected per-worker counts, scaled by
-        ``0.5 ** (n_votes / half_life)`` at each new batch of ``n_votes``
-        votes); the model stores these sums, one row per worker, and
-        neither votes nor tasks. The first batch is a ``fit`` (same
-        parameters, same iterations); later batches keep the
-        posteriors of earlier tasks as they were at the end of their batch.
+        ``0.5 ** (n_votes / (half_life * n_workers))`` at each new batch of
+        ``n_votes`` votes from ``n_workers`` known workers); the model
+        stores these sums, one row per worker, and neither votes nor tasks.
+        The first batch is a ``fit`` (same parameters, same iterations);
+        later batches keep the posteriors of earlier tasks as they were at
+        the end of their batch.
         New workers, new tasks and more votes on earlier tasks may arrive in
         any batch: a task's votes in two batches count as two tasks. Re-read
         the labels of earlier tasks with :meth:`predict` on their votes.
@@ -105,7 +107,7 @@ class OnlineEMMixin:
         (10, (30, 3, 3))
         >>> print(round(np.mean(ds.predict(votes) == y), 3),  # the earlier tasks re-read
         ...       round(np.mean(DawidSkene().fit_predict(votes) == y), 3))
-        0.833 0.832
+        0.834 0.832
         """
         with _as_it_was_on_error(self):
             first = not hasattr(self, "classes_")
@@ -168,8 +170,8 @@ class OnlineEMMixin:
         model = clone(self)  # what the blocks need: the parameters, not the fitted attributes
         carried = None if first else getattr(self, "_carried_statistics", None)
         if carried is not None:
-            carried = _scaled_rows(carried, _decay(source.n_votes, self.half_life),
-                                   source.n_workers, field_axes(self._Statistics))
+            decay = _decay(source.n_votes / source.n_workers, self.half_life)
+            carried = _scaled_rows(carried, decay, source.n_workers, field_axes(self._Statistics))
         # a prior chosen once (DawidSkene's "auto") is kept; a prior re-fitted at every M-step
         # starts each batch afresh, as in a fit: started from the last batch's, a pooled prior
         # (BayesianDawidSkene's concentration at 1e5) stayed where a poor first batch put it
@@ -221,9 +223,10 @@ class OnlineEMMixin:
     fit_predict.__doc__ = BaseEM.fit_predict.__doc__
 
 
-def _decay(n_votes, half_life):
-    """The weight left to the earlier statistics after ``n_votes`` new votes."""
-    return 1.0 if half_life is None else 0.5 ** (n_votes / half_life)
+def _decay(votes_per_worker, half_life):
+    """The weight left to the earlier statistics after ``votes_per_worker`` new votes per
+    worker."""
+    return 1.0 if half_life is None else 0.5 ** (votes_per_worker / half_life)
 
 
 def _scaled_rows(stats, scale, n_workers, axes):

@@ -63,13 +63,14 @@ def test_a_tiny_half_life_keeps_nothing_of_earlier_batches():
 
 
 def test_carried_statistics_add_up():
-    # after each batch, the carried statistics are 0.5 ** (batch votes / half_life) times the
+    # after each batch, the carried statistics are 0.5 ** (batch votes per worker / half_life)
     # earlier ones plus the batch's last E-step: with the fitted model fixed (max_iter=1, one
     # M-step), the batch's expected counts are its posteriors' counts under the parameters of
-    # that M-step. A half-life of half the second batch's votes: the earlier counts weigh 1/4
+    # that M-step. A half-life of half the second batch's votes per worker (20 workers): the
+    # earlier counts weigh 1/4
     votes, _ = _crowd()
     n_votes = np.count_nonzero(votes[300:] >= 0)
-    model = DawidSkene(smoothing=1.0, half_life=n_votes / 2).partial_fit(votes[:300])
+    model = DawidSkene(smoothing=1.0, half_life=n_votes / 20 / 2).partial_fit(votes[:300])
     before = model._carried_statistics.worker_counts.copy()
     with pytest.warns(Warning):  # one iteration does not converge
         model.set_params(max_iter=1).partial_fit(votes[300:])
@@ -236,11 +237,11 @@ def test_half_life_follows_drifting_workers():
             votes[:, :5] = np.where(votes[:, :5] >= 0, (votes[:, :5] + 1) % 3, -1)
         stream.append((votes, y))
     scores = {}
-    for half_life in (None, 900):  # 900 votes: the earlier batches halve at each batch
+    for half_life in (None, 45):  # 900 votes, 20 workers: the earlier batches halve at each
         model = DawidSkene(half_life=half_life)
         scores[half_life] = np.mean([np.mean(model.partial_fit(votes).predict(votes) == y)
                                      for votes, y in stream][-3:])
-    assert scores[900] > scores[None] + 0.04, scores  # 0.823 against 0.763
+    assert scores[45] > scores[None] + 0.04, scores  # 0.823 against 0.763
 
 
 def test_partial_fit_refuses_soft_votes_by_name():
@@ -260,7 +261,7 @@ def test_half_life_does_not_depend_on_the_batch_size(seed):
     # forgets 4 times faster and lands further away (mean distance of the confusion
     # matrices 0.009-0.033 against 0.025-0.044 on seeds 0-2)
     votes, y = _crowd(n_tasks=2000, seed=seed)
-    half_life = np.count_nonzero(votes >= 0) / 4
+    half_life = np.count_nonzero(votes >= 0) / votes.shape[1] / 4  # votes per worker
     five = _stream(DawidSkene(half_life=half_life), votes, 5)
     twenty = _stream(DawidSkene(half_life=half_life), votes, 20)
     per_batch = _stream(DawidSkene(half_life=half_life * 5 / 20), votes, 20)
