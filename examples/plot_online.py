@@ -10,8 +10,8 @@ confusion matrices are now wrong.
 
 * ``DawidSkene().partial_fit(batch)`` keeps each worker's expected confusion
   counts (one row per worker, no votes): its time per batch stays flat;
-* ``forget`` drops that share of the older counts at each batch, so that the
-  worker models follow the drift;
+* ``half_life`` (votes) halves the weight of the older counts every
+  ``half_life`` votes, so that the worker models follow the drift;
 * the refit, :meth:`~skcrowd.aggregation.DawidSkene.fit` on every vote so far
   at each batch, must keep the whole history, and its time grows with it.
 
@@ -48,8 +48,8 @@ for b in range(n_batches):
 # %%
 # partial_fit, with and without forgetting, and the refit
 # -------------------------------------------------------
-models = {"partial_fit, forget=0": DawidSkene(forget=0.0),
-          "partial_fit, forget=0.1": DawidSkene(forget=0.1)}
+models = {"partial_fit, half_life=None": DawidSkene(half_life=None),
+          "partial_fit, default half_life": DawidSkene()}
 accuracy_of = {name: [] for name in [*models, "refit on all votes so far"]}
 seconds_of = {name: [] for name in accuracy_of}
 history = []

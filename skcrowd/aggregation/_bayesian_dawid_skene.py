@@ -116,12 +116,16 @@ class BayesianDawidSkene(DawidSkene):
         the prior is the earlier posterior over the crowd's prior (sequential
         Bayes). A number ``s >= 0``: ``s`` pseudo-votes per row at the
         earlier posterior mean ``prior_from.confusion_matrices_[j', k]``.
-    forget : float in [0, 1], default=0.1
-        :meth:`partial_fit` only: the share of the earlier batches'
-        statistics dropped at each new batch, for workers whose quality
-        drifts (0: every batch counts alike; 1: each batch is fitted alone).
-        The default was chosen on simulated drifts (DawidSkene); without
-        drift it cost at most 0.3 point of accuracy. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial class posteriors: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``. The prior
@@ -253,7 +257,7 @@ class BayesianDawidSkene(DawidSkene):
         *,
         prior_from=None,
         prior_strength="auto",
-        forget=0.1,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -271,7 +275,7 @@ class BayesianDawidSkene(DawidSkene):
             missing_label=missing_label, backend=backend)
         self.prior_from = prior_from
         self.prior_strength = prior_strength
-        self.forget = forget
+        self.half_life = half_life
 
     _Parameters = BayesianDawidSkeneParameters
     _Statistics = BayesianDawidSkeneStatistics

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
-from ._online import FORGET_CONSTRAINT, OnlineEMMixin
+from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
@@ -123,12 +123,16 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         caps nothing and counts every earlier model as ``s`` pseudo-votes
         per row: lower it for workers whose quality drifts between projects.
         Ignored without ``prior_from``.
-    forget : float in [0, 1], default=0.1
-        :meth:`partial_fit` only: the share of the earlier batches'
-        statistics dropped at each new batch, for workers whose quality
-        drifts (0: every batch counts alike; 1: each batch is fitted alone).
-        The default was chosen on simulated drifts (DawidSkene); without
-        drift it cost at most 0.3 point of accuracy. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -265,7 +269,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         "smoothing": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **FORGET_CONSTRAINT,
+        **HALF_LIFE_CONSTRAINT,
     }
 
     def __init__(
@@ -275,7 +279,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         smoothing="auto",
         prior_from=None,
         prior_strength="auto",
-        forget=0.1,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -293,7 +297,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.smoothing = smoothing
         self.prior_from = prior_from
         self.prior_strength = prior_strength
-        self.forget = forget
+        self.half_life = half_life
 
     _supports_task_priors = True
     _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)
@@ -491,7 +495,7 @@ class WeightedDawidSkene(DawidSkene):
         are uniform here, so that the weights stay neutral).
     prior_from : fitted DawidSkene or WeightedDawidSkene, default=None
     prior_strength : "auto" or float, default="auto"
-    forget : float in [0, 1], default=0.1
+    half_life : float or None, default=250
     init : {"majority", "random"}, default="majority"
     max_iter : int, default=100
     tol : float, default=1e-6

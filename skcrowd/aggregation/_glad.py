@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
-from ._online import FORGET_CONSTRAINT, OnlineEMMixin
+from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
@@ -167,9 +167,9 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         matched workers with votes here (their earlier abilities against
         their estimates from these votes alone, see ``prior_drift_``). A
         number: that ``tau``.
-    forget : float in [0, 1], default=0.1
-        :meth:`partial_fit` only: the share of the earlier batches'
-        statistics dropped at each new batch (see :class:`DawidSkene`). The
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half (see :class:`DawidSkene`). The
         earlier batches enter each ability's M-step as a quadratic around
         the abilities of their last E-step (their summed gradient, moved
         along their curvature): stepwise EM on a Laplace approximation, not
@@ -307,7 +307,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **FORGET_CONSTRAINT,
+        **HALF_LIFE_CONSTRAINT,
     }
 
     def __init__(
@@ -319,7 +319,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         prior_drift="auto",
-        forget=0.1,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -339,7 +339,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.prior_drift = prior_drift
-        self.forget = forget
+        self.half_life = half_life
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent

@@ -12,7 +12,7 @@ from ._em import BaseEM, PerWorker, Shared
 from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                       fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
-from ._online import FORGET_CONSTRAINT, OnlineEMMixin
+from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_soft_counts, mace_vote_tables, one_coin_agreement,
@@ -141,12 +141,16 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``prior_from`` fitted with ``method="vb"``); a number ``s``: ``s``
         pseudo-votes per worker, ``s * theta`` known and ``s * (1 - theta) *
         spam_distribution`` spammed.
-    forget : float in [0, 1], default=0.1
-        :meth:`partial_fit` only: the share of the earlier batches'
-        statistics dropped at each new batch, for workers whose quality
-        drifts (0: every batch counts alike; 1: each batch is fitted alone).
-        The default was chosen on simulated drifts (DawidSkene); without
-        drift it cost at most 0.3 point of accuracy. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial soft labels: the vote frequencies of each task, or random rows
         drawn with ``random_state``; the first M-step reads each vote of class
@@ -282,7 +286,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         "smoothing": [Interval(Real, 0.0, None, closed="left")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **FORGET_CONSTRAINT,
+        **HALF_LIFE_CONSTRAINT,
     }
 
     def __init__(
@@ -296,7 +300,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         smoothing=0.01,
         prior_from=None,
         prior_strength="auto",
-        forget=0.1,
+        half_life=250,
         init="majority",
         max_iter=200,
         tol=1e-6,
@@ -318,7 +322,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.smoothing = smoothing
         self.prior_from = prior_from
         self.prior_strength = prior_strength
-        self.forget = forget
+        self.half_life = half_life
 
     _Parameters = MACEParameters
     _Statistics = MACEStatistics

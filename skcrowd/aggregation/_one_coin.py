@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared
-from ._online import FORGET_CONSTRAINT, OnlineEMMixin
+from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from ._priors import beta_log_hyperprior, fit_beta_prior
 from .kernels import (dirichlet_expected_log, dirichlet_kl, one_coin_agreement,
@@ -107,12 +107,16 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``"auto"``: the earlier worker's expected numbers of right and wrong
         votes (its earlier posterior less the earlier population prior:
         sequential Bayes); a number ``s``: ``s`` pseudo-votes per worker.
-    forget : float in [0, 1], default=0.1
-        :meth:`partial_fit` only: the share of the earlier batches'
-        statistics dropped at each new batch, for workers whose quality
-        drifts (0: every batch counts alike; 1: each batch is fitted alone).
-        The default was chosen on simulated drifts (DawidSkene); without
-        drift it cost at most 0.3 point of accuracy. See :ref:`online`.
+    half_life : float or None, default=250
+        :meth:`partial_fit` only: the number of votes per worker after which
+        a batch's statistics weigh half, for workers whose quality drifts: at
+        each batch of ``n`` votes the earlier statistics are scaled by
+        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
+        known so far), so the decay per vote does not depend on how the
+        stream is cut into batches, and the model remembers about
+        ``1.44 * half_life`` votes per worker whatever the size of the crowd
+        (None: every vote counts alike). The default was chosen on simulated
+        drifts (DawidSkene) and checked on others. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -233,7 +237,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         "class_priors": [StrOptions({"fit", "uniform"})],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **FORGET_CONSTRAINT,
+        **HALF_LIFE_CONSTRAINT,
     }
 
     def __init__(
@@ -244,7 +248,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         class_priors="uniform",
         prior_from=None,
         prior_strength="auto",
-        forget=0.1,
+        half_life=250,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -263,7 +267,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.class_priors = class_priors
         self.prior_from = prior_from
         self.prior_strength = prior_strength
-        self.forget = forget
+        self.half_life = half_life
 
     _Parameters = OneCoinParameters
     _Statistics = OneCoinStatistics
