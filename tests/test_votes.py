@@ -318,6 +318,19 @@ def test_complex_and_huge_float_labels_are_named_where_they_are():
         check_votes(np.array([[1.0, 2.0**63]]))
 
 
+def test_integer_labels_beyond_int64_in_an_object_array_stay_exact():
+    # Python ints in an object array went through float64: 2**64 - 1 next to 3 became a "float
+    # label beyond the 64-bit integers" (found by the property tests' uint64 labels)
+    votes = check_votes(np.array([[2**64 - 1, -1], [3, 2**64 - 1]], dtype=object))
+    assert votes.classes.dtype == np.uint64
+    assert votes.classes.tolist() == [3, 2**64 - 1]
+    assert votes.label.tolist() == [1, 0, 1]
+    # on both sides of the 64-bit range: Python ints, still exact and ordered
+    votes = check_votes(np.array([[2**64 - 1, -5], [3, None]], dtype=object), missing_label=None)
+    assert votes.classes.tolist() == [-5, 3, 2**64 - 1]
+    assert votes.label.tolist() == [2, 0, 1]
+
+
 @pytest.mark.parametrize("na", ["none", "pd.NA", "pd.NaT"])
 def test_votes_from_long_finds_pandas_missing_values(na):
     pd = pytest.importorskip("pandas")
