@@ -21,6 +21,11 @@ first version of ``prior_from``). ``--drift TAU`` (GLAD only) fixes the prior fi
 (``0``: the earlier abilities' precisions as they are, the first version of GLAD's prior; default
 ``"auto"``, the drift chosen by maximum likelihood).
 
+``--select`` also fits :class:`~skcrowd.aggregation.AggregatorSelector` between the fresh fit and
+the prior fit of the first strength on B (held-out votes of B, no gold): whether held-out votes see
+where the prior costs accuracy. With one vote per task no vote can be held out and it keeps the
+fresh fit (its first candidate).
+
 ``--crowdkit PYTHON`` (DawidSkene only) runs crowd-kit's ``DawidSkene`` on the same splits in
 that interpreter: fresh on B, and with ``initial_error_strategy="addition"`` given A's counts
 (crowd-kit's fit on A: each worker's error matrix times its expected votes per true class, the
@@ -34,6 +39,7 @@ Usage::
     python benchmarks/prior_from.py --model glad --strengths auto 10
     python benchmarks/prior_from.py --model glad --strengths auto 10 --drift 0 --joint
     python benchmarks/prior_from.py --joint --share-weight 0
+    python benchmarks/prior_from.py --select --keep 2
     python benchmarks/prior_from.py --crowdkit VENV/bin/python
     python benchmarks/prior_from.py --data ../shared/data/labelme --json out.json
 """
@@ -86,7 +92,7 @@ def matrix(crowd, rows, votes):
 
 
 def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=False,
-              drift=None):
+              drift=None, select=False):
     Model = model_class(model)
     extra = {} if drift is None else {"prior_drift": drift}
 
@@ -111,6 +117,12 @@ def run_crowd(crowd, seeds, keeps, strengths, model="ds", crowdkit=None, joint=F
             methods = {"fresh": Model(n_classes=K)}
             methods.update({f"prior {s}": Model(n_classes=K, prior_from=earlier,
                                                 prior_strength=s, **extra) for s in strengths})
+            if select:  # held-out votes of B choose between the fresh and the first prior fit
+                from skcrowd.aggregation import AggregatorSelector
+
+                methods["select"] = AggregatorSelector(
+                    [methods["fresh"], methods[f"prior {strengths[0]}"]], random_state=seed,
+                    n_classes=K)
             for name, model in methods.items():
                 proba = model.fit(X).predict_proba(X)
                 results.setdefault((keep, name), []).append(
@@ -208,6 +220,8 @@ def main(argv=None):
                              "(default: the library's; 0: class priors by EM alone)")
     parser.add_argument("--drift", type=float, default=None,
                         help="GLAD only: prior_drift of the prior fits (default 'auto')")
+    parser.add_argument("--select", action="store_true",
+                        help="also choose between fresh and the first prior fit by held-out votes")
     parser.add_argument("--crowdkit", default=None, metavar="PYTHON",
                         help="crowd-kit's interpreter (DawidSkene only)")
     parser.add_argument("--crowdkit-child", default=None, help=argparse.SUPPRESS)
@@ -219,7 +233,8 @@ def main(argv=None):
         parser.error("--drift is GLAD's prior_drift: use it with --model glad")
     folders = args.data or [f for f in default_folders() if not f.endswith("cifar10n")]
     keeps = [None, *args.keep]
-    names = ["fresh", *(f"prior {s}" for s in args.strengths)] + ["joint"] * args.joint
+    names = (["fresh", *(f"prior {s}" for s in args.strengths)] + ["joint"] * args.joint
+             + ["select"] * args.select)
     if args.share_weight is not None:
         from skcrowd.aggregation import _prior_from
 
@@ -236,7 +251,7 @@ def main(argv=None):
         crowd = read_folder(folder)
         start = time.perf_counter()
         res = run_crowd(crowd, args.seeds, keeps, args.strengths, args.model,
-                        args.crowdkit, args.joint, args.drift)
+                        args.crowdkit, args.joint, args.drift, args.select)
         row = ""
         for k in keeps:
             fresh = np.array(res[(k, "fresh")])
