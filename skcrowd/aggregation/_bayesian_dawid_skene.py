@@ -258,6 +258,7 @@ class BayesianDawidSkene(DawidSkene):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -276,6 +277,7 @@ class BayesianDawidSkene(DawidSkene):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _Parameters = BayesianDawidSkeneParameters
     _Statistics = BayesianDawidSkeneStatistics

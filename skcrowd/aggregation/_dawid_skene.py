@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared, _vote_frequencies
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from ._priors import dirichlet_strength
 from .kernels import (ds_block_statistics, ds_e_step, ds_log_confusions, ds_vote_share_counts,
@@ -269,7 +269,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         "smoothing": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -280,6 +280,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -298,6 +299,7 @@ class DawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _supports_task_priors = True
     _accepts_soft_votes = True  # X may be SoftVotes (see _base.BaseAggregator)

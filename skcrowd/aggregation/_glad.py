@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
@@ -307,7 +307,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -320,6 +320,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_strength="auto",
         prior_drift="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -340,6 +341,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_strength = prior_strength
         self.prior_drift = prior_drift
         self.half_life = half_life
+        self.window = window
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent

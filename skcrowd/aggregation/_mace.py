@@ -12,7 +12,7 @@ from ._em import BaseEM, PerWorker, Shared
 from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                       fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_soft_counts, mace_vote_tables, one_coin_agreement,
@@ -286,7 +286,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         "smoothing": [Interval(Real, 0.0, None, closed="left")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -301,6 +301,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=200,
         tol=1e-6,
@@ -323,6 +324,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _Parameters = MACEParameters
     _Statistics = MACEStatistics
