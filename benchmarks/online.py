@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -104,6 +105,12 @@ def stream_crowd(crowd, model, n_batches):
     return model.predict_proba(votes), arrival, seconds
 
 
+def window(args):
+    """The keyword of ``--window`` (votes per worker; 0: None, no window), none without it (the
+    model's default)."""
+    return {} if args.window is None else {"window": args.window or None}
+
+
 def run_crowds(args):
     folders = args.data or [f for f in default_folders() if Path(f).name != "cifar10n"]
     warnings.simplefilter("ignore")
@@ -114,7 +121,8 @@ def run_crowds(args):
         crowd = read_folder(folder)
         for key in args.models:
             cls = model_class(key)
-            final, arrival, seconds = stream_crowd(crowd, cls(random_state=0), args.batches)
+            final, arrival, seconds = stream_crowd(crowd, cls(random_state=0, **window(args)),
+                                                   args.batches)
             start = time.perf_counter()
             refit = cls(random_state=0, n_classes=crowd.n_classes).fit(crowd_matrix(crowd))
             refit_seconds = time.perf_counter() - start
@@ -170,7 +178,7 @@ def run_stream(args):
 
     warnings.simplefilter("ignore")
     DawidSkene().partial_fit(np.array([[0, 1], [1, 1]]))  # compile and load the kernels
-    model = DawidSkene(half_life=args.half_life or None)
+    model = DawidSkene(half_life=args.half_life or None, **window(args))
     history, results = [], []
     print(f"{'batch':>5s} {'votes so far':>12s} {'partial_fit s':>13s} {'acc at arrival':>14s} "
           f"{'refit acc':>9s} {'refit s':>8s} {'crowd-kit refit s':>17s}")
@@ -206,7 +214,10 @@ def run_stream(args):
     tenth = max(len(times) // 10, 1)
     print(f"partial_fit seconds: first tenth of the batches {times[:tenth].mean():.3f}, "
           f"last tenth {times[-tenth:].mean():.3f}; mean iterations "
-          f"{np.mean([r['n_iter'] for r in results]):.1f}")
+          f"{np.mean([r['n_iter'] for r in results]):.1f}; votes kept after the last batch "
+          f"{sum(v.n_votes for v, *_ in model._window.batches):.3g} (window "
+          f"{model.window} x {model.n_features_in_} workers); peak memory of the process "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB")
     return results
 
 
@@ -329,6 +340,8 @@ def main(argv=None):
     crowds.add_argument("--data", nargs="+")
     crowds.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     crowds.add_argument("--batches", type=int, default=10)
+    crowds.add_argument("--window", type=float, default=None,
+                        help="votes per worker kept (0: none); default: the model's")
     stream = sub.add_parser("stream")
     stream.add_argument("--workers", type=int, default=1000)
     stream.add_argument("--classes", type=int, default=5)
@@ -338,6 +351,8 @@ def main(argv=None):
     stream.add_argument("--refit-at", type=int, nargs="*", default=[1, 10, 50, 100])
     stream.add_argument("--half-life", type=float, default=None)
     stream.add_argument("--seed", type=int, default=0)
+    stream.add_argument("--window", type=float, default=None,
+                        help="votes per worker kept (0: none); default: DawidSkene's")
     stream.add_argument("--crowdkit")
     stream.add_argument("--crowdkit-max-votes", type=float, default=2e6,
                         help="crowd-kit refits only up to this many votes (1e7: minutes)")
