@@ -470,14 +470,17 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         return GLADParameters(abilities, None, log_priors, new, precision)
 
     def _with_carried(self, carried, stats, params):
-        # the earlier batches' Q in each ability as a quadratic around the abilities of their
+        # the folded batches' Q in each ability as a quadratic around the abilities of their
         # last E-step (abilities_; a new worker's carried rows are zero): its gradient moves
-        # along its curvature to params' abilities, where the batch's statistics are
-        a0 = np.zeros(len(params.abilities))
-        a0[:len(self.abilities_)] = self.abilities_
+        # along its curvature to params' abilities, where the window's statistics are (the
+        # prior mean at the first M-step of a batch that chooses its priors afresh)
         curv = carried.ability_curvature
+        a0 = np.zeros(len(curv))
+        a0[:len(self.abilities_)] = self.abilities_
+        abilities = (np.full(len(curv), self._initial_hyper()[0]) if params is None
+                     else params.abilities)
         moved = carried._replace(
-            ability_gradient=carried.ability_gradient - curv * (params.abilities - a0),
+            ability_gradient=carried.ability_gradient - curv * (abilities - a0),
             ability_curvature_half=curv, ability_curvature_zero=curv)
         return super()._with_carried(moved, stats, params)
 
