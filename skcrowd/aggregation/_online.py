@@ -134,7 +134,7 @@ class OnlineEMMixin:
         >>> for batch in np.array_split(votes, 10):
         ...     small = small.partial_fit(batch)
         >>> print(round(np.mean(small.predict(votes) == y), 3))
-        0.834
+        0.832
         """
         with _as_it_was_on_error(self):
             first = not hasattr(self, "classes_")
