@@ -469,6 +469,8 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
             abs(new[0] - mean), abs(new[4] - drift)) < _PRIOR_SETTLED * new[1]
         return GLADParameters(abilities, None, log_priors, new, precision)
 
+    _prior_per_window = True  # see OnlineEMMixin
+
     def _with_carried(self, carried, stats, params):
         # the folded batches' Q in each ability as a quadratic around the abilities of their
         # last E-step (abilities_; a new worker's carried rows are zero): its gradient moves
