@@ -209,11 +209,9 @@ class OnlineEMMixin:
         decay = _decay(source.n_votes / n_workers, self.half_life)
         if carried is not None:
             carried = _scaled_rows(carried, decay, n_workers, field_axes(self._Statistics))
-        # the stream's history: None at the first batch and after a fit (which keeps none)
+        # the stream's history: none at the first batch and after a fit (which keeps no votes)
         history = None if first else getattr(self, "_window", None)
-        # nothing folded since the stream began: the window holds every vote of the stream
-        whole = first or (history is not None and carried is None)
-        history = (history or _Window()).add(source.block.votes, priors, decay)
+        history = (history or _Window(whole=first)).add(source.block.votes, priors, decay)
         window = history.source(n_workers)
         # a model whose M-step chooses its prior from the data chooses it as a fit does while
         # the window holds the whole stream; then it keeps the prior of the last such batch
@@ -224,7 +222,7 @@ class OnlineEMMixin:
         # (act_CF, 10 batches: 0.78 against 0.90)
         self._carry_earlier(window)
         try:
-            params = (None if whole or (self.window and self._prior_per_window)
+            params = (None if history.whole or (self.window and self._prior_per_window)
                       or type(self)._prior_settled is BaseEM._prior_settled
                       else _grown_rows(self._fitted_parameters(), n_workers,
                                        field_axes(self._Parameters)))
@@ -289,18 +287,20 @@ class OnlineEMMixin:
 class _Window:
     """The batches of votes kept by ``partial_fit`` (oldest first), each with its known tasks
     (``_TaskPriors`` or None), its weight (the forgetting it accumulated since it arrived) and
-    the number of its first task in the stream; ``n_tasks``: the tasks of the stream so far.
-    Immutable: ``add`` and ``without`` return new windows (a failed batch leaves the estimator
-    as it was)."""
+    the number of its first task in the stream; ``n_tasks``: the tasks of the stream so far;
+    ``whole``: whether the window holds every vote of the stream (it began with
+    ``partial_fit``, not ``fit``, and no batch has left). Immutable: ``add`` and ``without``
+    return new windows (a failed batch leaves the estimator as it was)."""
 
-    def __init__(self, batches=(), n_tasks=0):
-        self.batches, self.n_tasks = tuple(batches), n_tasks
+    def __init__(self, batches=(), n_tasks=0, whole=True):
+        self.batches, self.n_tasks, self.whole = tuple(batches), n_tasks, whole
 
     def add(self, votes, priors, decay):
         """This window with each batch's weight scaled by ``decay``, and the batch ``votes``
         (weight 1) appended."""
         kept = ((v, p, w * decay, first) for v, p, w, first in self.batches)
-        return _Window((*kept, (votes, priors, 1.0, self.n_tasks)), self.n_tasks + votes.n_tasks)
+        return _Window((*kept, (votes, priors, 1.0, self.n_tasks)), self.n_tasks + votes.n_tasks,
+                       self.whole)
 
     def n_leaving(self, limit):
         """How many of the oldest batches leave so that at most ``limit`` votes stay."""
@@ -309,7 +309,7 @@ class _Window:
 
     def without(self, n):
         """This window without its ``n`` oldest batches."""
-        return _Window(self.batches[n:], self.n_tasks)
+        return _Window(self.batches[n:], self.n_tasks, whole=False)
 
     @property
     def n_votes(self):
