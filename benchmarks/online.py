@@ -11,7 +11,8 @@ Three studies, one per sub-command:
     gold accuracy on every task (``predict`` re-reads them with the final worker models) is
     compared with a ``fit`` on all the votes; "at arrival" scores each task with the model of
     its own batch's end. Ties of the posterior get fractional credit. Times: all the
-    ``partial_fit`` calls against one refit.
+    ``partial_fit`` calls against one refit. ``--window`` sets the models' ``window`` (votes
+    per worker kept and re-read; 0: none), default theirs.
 ``stream``
     A simulated stream (``--workers`` workers, K=``--classes``, ``--votes-per-task`` votes per
     task, ``--batch-votes`` votes per batch, ``--n-batches`` batches: 100 x 1e5 = 1e7 votes by
@@ -22,7 +23,9 @@ Three studies, one per sub-command:
     the accuracy of the batch at arrival, and, at ``--refit-at`` batches, the accuracy of a
     ``fit`` on all the votes so far on the same batch, and its time. ``--crowdkit PYTHON``
     times crowd-kit's DawidSkene refit at the same points (it has no partial_fit), in that
-    interpreter, up to ``--crowdkit-max-votes`` votes.
+    interpreter, up to ``--crowdkit-max-votes`` votes. ``--window`` as for ``crowds``; the
+    last line gives the votes kept and the process's peak memory (``--refit-at`` with no
+    batch: the stream's alone).
 ``drift``
     Chooses ``half_life``'s default: a grid of half-lives (votes per worker; 0 stands for
     None, no forgetting) on simulated drift settings (``--choose``), scored as the mean at-arrival
@@ -35,6 +38,7 @@ Usage::
 
     python benchmarks/online.py crowds
     python benchmarks/online.py crowds --models ds --data ../shared/data/labelme
+    python benchmarks/online.py crowds --window 50
     python benchmarks/online.py stream --n-batches 100 --refit-at 1 10 50 100
     python benchmarks/online.py stream --crowdkit /path/to/venv/bin/python
     python benchmarks/online.py drift
