@@ -11,7 +11,8 @@ Three studies, one per sub-command:
     gold accuracy on every task (``predict`` re-reads them with the final worker models) is
     compared with a ``fit`` on all the votes; "at arrival" scores each task with the model of
     its own batch's end. Ties of the posterior get fractional credit. Times: all the
-    ``partial_fit`` calls against one refit.
+    ``partial_fit`` calls against one refit. ``--window`` sets the models' ``window`` (votes
+    per worker kept and re-read; 0: none), default theirs.
 ``stream``
     A simulated stream (``--workers`` workers, K=``--classes``, ``--votes-per-task`` votes per
     task, ``--batch-votes`` votes per batch, ``--n-batches`` batches: 100 x 1e5 = 1e7 votes by
@@ -22,7 +23,9 @@ Three studies, one per sub-command:
     the accuracy of the batch at arrival, and, at ``--refit-at`` batches, the accuracy of a
     ``fit`` on all the votes so far on the same batch, and its time. ``--crowdkit PYTHON``
     times crowd-kit's DawidSkene refit at the same points (it has no partial_fit), in that
-    interpreter, up to ``--crowdkit-max-votes`` votes.
+    interpreter, up to ``--crowdkit-max-votes`` votes. ``--window`` as for ``crowds``; the
+    last line gives the votes kept and the process's peak memory (``--refit-at`` with no
+    batch: the stream's alone).
 ``drift``
     Chooses ``half_life``'s default: a grid of half-lives (votes per worker; 0 stands for
     None, no forgetting) on simulated drift settings (``--choose``), scored as the mean at-arrival
@@ -35,6 +38,7 @@ Usage::
 
     python benchmarks/online.py crowds
     python benchmarks/online.py crowds --models ds --data ../shared/data/labelme
+    python benchmarks/online.py crowds --window 50
     python benchmarks/online.py stream --n-batches 100 --refit-at 1 10 50 100
     python benchmarks/online.py stream --crowdkit /path/to/venv/bin/python
     python benchmarks/online.py drift
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -104,6 +109,12 @@ def stream_crowd(crowd, model, n_batches):
     return model.predict_proba(votes), arrival, seconds
 
 
+def window(args):
+    """The keyword of ``--window`` (votes per worker; 0: None, no window), none without it (the
+    model's default)."""
+    return {} if args.window is None else {"window": args.window or None}
+
+
 def run_crowds(args):
     folders = args.data or [f for f in default_folders() if Path(f).name != "cifar10n"]
     warnings.simplefilter("ignore")
@@ -114,7 +125,8 @@ def run_crowds(args):
         crowd = read_folder(folder)
         for key in args.models:
             cls = model_class(key)
-            final, arrival, seconds = stream_crowd(crowd, cls(random_state=0), args.batches)
+            final, arrival, seconds = stream_crowd(crowd, cls(random_state=0, **window(args)),
+                                                   args.batches)
             start = time.perf_counter()
             refit = cls(random_state=0, n_classes=crowd.n_classes).fit(crowd_matrix(crowd))
             refit_seconds = time.perf_counter() - start
@@ -170,7 +182,7 @@ def run_stream(args):
 
     warnings.simplefilter("ignore")
     DawidSkene().partial_fit(np.array([[0, 1], [1, 1]]))  # compile and load the kernels
-    model = DawidSkene(half_life=args.half_life or None)
+    model = DawidSkene(half_life=args.half_life or None, **window(args))
     history, results = [], []
     print(f"{'batch':>5s} {'votes so far':>12s} {'partial_fit s':>13s} {'acc at arrival':>14s} "
           f"{'refit acc':>9s} {'refit s':>8s} {'crowd-kit refit s':>17s}")
@@ -206,7 +218,10 @@ def run_stream(args):
     tenth = max(len(times) // 10, 1)
     print(f"partial_fit seconds: first tenth of the batches {times[:tenth].mean():.3f}, "
           f"last tenth {times[-tenth:].mean():.3f}; mean iterations "
-          f"{np.mean([r['n_iter'] for r in results]):.1f}")
+          f"{np.mean([r['n_iter'] for r in results]):.1f}; votes kept after the last batch "
+          f"{sum(v.n_votes for v, *_ in model._window.batches):.3g} (window "
+          f"{model.window} x {model.n_features_in_} workers); peak memory of the process "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB")
     return results
 
 
@@ -329,6 +344,8 @@ def main(argv=None):
     crowds.add_argument("--data", nargs="+")
     crowds.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     crowds.add_argument("--batches", type=int, default=10)
+    crowds.add_argument("--window", type=float, default=None,
+                        help="votes per worker kept (0: none); default: the model's")
     stream = sub.add_parser("stream")
     stream.add_argument("--workers", type=int, default=1000)
     stream.add_argument("--classes", type=int, default=5)
@@ -338,6 +355,8 @@ def main(argv=None):
     stream.add_argument("--refit-at", type=int, nargs="*", default=[1, 10, 50, 100])
     stream.add_argument("--half-life", type=float, default=None)
     stream.add_argument("--seed", type=int, default=0)
+    stream.add_argument("--window", type=float, default=None,
+                        help="votes per worker kept (0: none); default: DawidSkene's")
     stream.add_argument("--crowdkit")
     stream.add_argument("--crowdkit-max-votes", type=float, default=2e6,
                         help="crowd-kit refits only up to this many votes (1e7: minutes)")

@@ -8,8 +8,10 @@ Votes arrive in 30 batches of 4000 (800 tasks, 5 votes each, from a pool of
 start to swap the classes (they answer ``k + 1`` for class ``k``): their old
 confusion matrices are now wrong.
 
-* ``DawidSkene().partial_fit(batch)`` keeps each worker's expected confusion
-  counts (one row per worker, no votes): its time per batch stays flat;
+* ``DawidSkene().partial_fit(batch)`` keeps the votes of the latest batches
+  (``window``, 500 votes per worker: here about 18 batches), re-read at every
+  batch, and each worker's expected confusion counts of the older ones (one
+  row per worker): its time per batch stops growing once the window is full;
 * ``half_life`` (votes) halves the weight of the older counts every
   ``half_life`` votes, so that the worker models follow the drift;
 * the refit, :meth:`~skcrowd.aggregation.DawidSkene.fit` on every vote so far

@@ -126,6 +126,18 @@ class BayesianDawidSkene(DawidSkene):
         ``1.44 * half_life`` votes per worker whatever the size of the crowd
         (None: every vote counts alike). The default was chosen on simulated
         drifts (DawidSkene) and checked on others. See :ref:`online`.
+    window : float or None, default=500
+        :meth:`partial_fit` only: the votes kept and re-read at every batch,
+        in votes per known worker on average. Each batch runs EM on the
+        votes of the latest batches (at most ``window * n_workers`` of them,
+        plus the new batch); when they overflow, the oldest batches leave,
+        their expected counts under the model then joining the carried
+        sums. Every vote weighs as ``half_life`` says, in the window or not.
+        While the window holds every vote so far, ``partial_fit`` with
+        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
+        each batch runs alone against the sums. The default is twice the
+        default ``half_life``: the votes kept carry three quarters of a long
+        stream's weight. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial class posteriors: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``. The prior
@@ -258,6 +270,7 @@ class BayesianDawidSkene(DawidSkene):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -276,6 +289,7 @@ class BayesianDawidSkene(DawidSkene):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _Parameters = BayesianDawidSkeneParameters
     _Statistics = BayesianDawidSkeneStatistics

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerTask, PerWorker, Shared
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (
     glad_block_statistics,
@@ -170,10 +170,22 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
     half_life : float or None, default=250
         :meth:`partial_fit` only: the number of votes per worker after which
         a batch's statistics weigh half (see :class:`DawidSkene`). The
-        earlier batches enter each ability's M-step as a quadratic around
-        the abilities of their last E-step (their summed gradient, moved
+        batches that have left the ``window`` enter each ability's M-step as
+        a quadratic around the abilities of their last E-step (their summed gradient, moved
         along their curvature): stepwise EM on a Laplace approximation, not
         exact sums. See :ref:`online`.
+    window : float or None, default=500
+        :meth:`partial_fit` only: the votes kept and re-read at every batch,
+        in votes per known worker on average. Each batch runs EM on the
+        votes of the latest batches (at most ``window * n_workers`` of them,
+        plus the new batch); when they overflow, the oldest batches leave,
+        their expected counts under the model then joining the carried
+        sums. Every vote weighs as ``half_life`` says, in the window or not.
+        While the window holds every vote so far, ``partial_fit`` with
+        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
+        each batch runs alone against the sums. The default is twice the
+        default ``half_life``: the votes kept carry three quarters of a long
+        stream's weight. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first
@@ -307,7 +319,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
         "prior_drift": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -320,6 +332,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_strength="auto",
         prior_drift="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -340,6 +353,7 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_strength = prior_strength
         self.prior_drift = prior_drift
         self.half_life = half_life
+        self.window = window
 
     # Parameters: GLADParameters, whose hyper is chosen by the M-step with "auto" priors until
     # they settle, so it travels with the parameters. The M-step is block-coordinate ascent
@@ -455,15 +469,20 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
             abs(new[0] - mean), abs(new[4] - drift)) < _PRIOR_SETTLED * new[1]
         return GLADParameters(abilities, None, log_priors, new, precision)
 
+    _prior_per_window = True  # see OnlineEMMixin
+
     def _with_carried(self, carried, stats, params):
-        # the earlier batches' Q in each ability as a quadratic around the abilities of their
+        # the folded batches' Q in each ability as a quadratic around the abilities of their
         # last E-step (abilities_; a new worker's carried rows are zero): its gradient moves
-        # along its curvature to params' abilities, where the batch's statistics are
-        a0 = np.zeros(len(params.abilities))
-        a0[:len(self.abilities_)] = self.abilities_
+        # along its curvature to params' abilities, where the window's statistics are (the
+        # prior mean at the first M-step of a batch that chooses its priors afresh)
         curv = carried.ability_curvature
+        a0 = np.zeros(len(curv))
+        a0[:len(self.abilities_)] = self.abilities_
+        abilities = (np.full(len(curv), self._initial_hyper()[0]) if params is None
+                     else params.abilities)
         moved = carried._replace(
-            ability_gradient=carried.ability_gradient - curv * (params.abilities - a0),
+            ability_gradient=carried.ability_gradient - curv * (abilities - a0),
             ability_curvature_half=curv, ability_curvature_zero=curv)
         return super()._with_carried(moved, stats, params)
 

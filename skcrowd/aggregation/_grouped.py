@@ -209,7 +209,7 @@ class GroupedDawidSkene(DawidSkene):
 
     _parameter_constraints: dict = {
         **{name: constraint for name, constraint in DawidSkene._parameter_constraints.items()
-           if name not in ("prior_from", "prior_strength", "backend", "half_life")},
+           if name not in ("prior_from", "prior_strength", "backend", "half_life", "window")},
         "worker_groups": [None, Mapping, "array-like"],
         "group_model": [StrOptions({"reading", "copy", "tempered"})],
     }

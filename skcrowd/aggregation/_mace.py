@@ -12,7 +12,7 @@ from ._em import BaseEM, PerWorker, Shared
 from ._priors import (beta_log_hyperprior, dirichlet_log_hyperprior, fit_beta_prior,
                       fit_dirichlet_prior)
 from ._one_coin import class_log_priors, class_prior_term
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from .kernels import (dirichlet_expected_log, dirichlet_kl, mace_expected_counts,
                       mace_soft_counts, mace_vote_tables, one_coin_agreement,
@@ -151,6 +151,18 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``1.44 * half_life`` votes per worker whatever the size of the crowd
         (None: every vote counts alike). The default was chosen on simulated
         drifts (DawidSkene) and checked on others. See :ref:`online`.
+    window : float or None, default=500
+        :meth:`partial_fit` only: the votes kept and re-read at every batch,
+        in votes per known worker on average. Each batch runs EM on the
+        votes of the latest batches (at most ``window * n_workers`` of them,
+        plus the new batch); when they overflow, the oldest batches leave,
+        their expected counts under the model then joining the carried
+        sums. Every vote weighs as ``half_life`` says, in the window or not.
+        While the window holds every vote so far, ``partial_fit`` with
+        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
+        each batch runs alone against the sums. The default is twice the
+        default ``half_life``: the votes kept carry three quarters of a long
+        stream's weight. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial soft labels: the vote frequencies of each task, or random rows
         drawn with ``random_state``; the first M-step reads each vote of class
@@ -286,7 +298,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         "smoothing": [Interval(Real, 0.0, None, closed="left")],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -301,6 +313,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=200,
         tol=1e-6,
@@ -323,6 +336,7 @@ class MACE(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _Parameters = MACEParameters
     _Statistics = MACEStatistics

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, Real, StrOptions
 
 from ._em import BaseEM, PerWorker, Shared
-from ._online import HALF_LIFE_CONSTRAINT, OnlineEMMixin
+from ._online import ONLINE_CONSTRAINTS, OnlineEMMixin
 from ._prior_from import PriorFromMixin
 from ._priors import beta_log_hyperprior, fit_beta_prior
 from .kernels import (dirichlet_expected_log, dirichlet_kl, one_coin_agreement,
@@ -117,6 +117,18 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         ``1.44 * half_life`` votes per worker whatever the size of the crowd
         (None: every vote counts alike). The default was chosen on simulated
         drifts (DawidSkene) and checked on others. See :ref:`online`.
+    window : float or None, default=500
+        :meth:`partial_fit` only: the votes kept and re-read at every batch,
+        in votes per known worker on average. Each batch runs EM on the
+        votes of the latest batches (at most ``window * n_workers`` of them,
+        plus the new batch); when they overflow, the oldest batches leave,
+        their expected counts under the model then joining the carried
+        sums. Every vote weighs as ``half_life`` says, in the window or not.
+        While the window holds every vote so far, ``partial_fit`` with
+        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
+        each batch runs alone against the sums. The default is twice the
+        default ``half_life``: the votes kept carry three quarters of a long
+        stream's weight. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
@@ -237,7 +249,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         "class_priors": [StrOptions({"fit", "uniform"})],
         "prior_from": [None, HasMethods(["fit", "predict_proba"])],
         "prior_strength": [StrOptions({"auto"}), Interval(Real, 0.0, None, closed="left")],
-        **HALF_LIFE_CONSTRAINT,
+        **ONLINE_CONSTRAINTS,
     }
 
     def __init__(
@@ -249,6 +261,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         prior_from=None,
         prior_strength="auto",
         half_life=250,
+        window=500,
         init="majority",
         max_iter=100,
         tol=1e-6,
@@ -268,6 +281,7 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         self.prior_from = prior_from
         self.prior_strength = prior_strength
         self.half_life = half_life
+        self.window = window
 
     _Parameters = OneCoinParameters
     _Statistics = OneCoinStatistics
