@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..votes import _fmt
 from ._dawid_skene import DawidSkene, DawidSkeneStatistics
@@ -120,6 +121,14 @@ class GroupedDawidSkene(DawidSkene):
         mapping make independent workers. None: every worker is independent.
     group_model : {"copy", "reading", "tempered"}, default="copy"
         How a group's votes enter the model (see above).
+    copy_rate : {"worker", "group"}, default="worker"
+        With ``group_model="copy"``: one copy rate ``rho`` a member, from its
+        own votes, or one a group, shared by its members and learned from all
+        their votes. For a group of sparse members (all the humans of a
+        crowd, a few votes each) use ``"group"``: a member's rate from a few
+        votes is mostly its Beta(2, 2) prior (mode 0.5), so every human would
+        copy about half the time whatever the data say, and :meth:`bic`
+        counts one rate a member.
     smoothing : "auto" or float, default="auto"
         See :class:`DawidSkene`: the Dirichlet prior of every confusion row,
         members' and groups' included. ``"auto"`` chooses it from the
@@ -133,7 +142,8 @@ class GroupedDawidSkene(DawidSkene):
     warm_start : bool, default=False
     verbose : int, default=0
     missing_label : int, float, str or None, default=-1
-        All as in :class:`DawidSkene`. Long-format votes (a parquet path, a
+        All as in :class:`DawidSkene`; with ``warm_start=True``,
+        ``worker_groups`` may change between fits (see Notes). Long-format votes (a parquet path, a
         pyarrow dataset, a dask DataFrame) are read into memory: the groups'
         statistics are computed there.
 
@@ -173,7 +183,23 @@ class GroupedDawidSkene(DawidSkene):
     Notes
     -----
     ``"copy"`` and ``"reading"`` are two-level latent class models (the true
-    class, then one latent reading per group and task). Held-out votes
+    class, then one latent reading per group and task).
+
+    A warm start (``warm_start=True``) under changed ``worker_groups`` keeps
+    every worker's confusion rows, the class prior, and the confusion of
+    each group whose label and members are unchanged; a new group starts
+    near the identity, as in a cold fit, and a worker that joins a group
+    starts copying half the time. Groups can so be added one at a time:
+    a group of all the humans added to the fit of the models' group starts
+    from that fit's posteriors, where a cold start can lead EM to an optimum
+    where the humans' group reads wrong (see :ref:`model_annotators`).
+
+    :meth:`bic` and :meth:`aic` compare fits of different groupings on the
+    same votes (lower is better), with the log-likelihood of the votes at
+    the MAP estimate and ``p`` free parameters: ``K - 1`` class
+    proportions, ``K (K - 1)`` for each worker's and each group's
+    confusion, and one a copy rate (a member's, or a group's with
+    ``copy_rate="group"``). Held-out votes
     (:class:`AggregatorSelector`) are scored with a member's probability
     given the true class and its group's other votes on the task. On
     simulated crowds of humans and correlated models, and on real crowds with
@@ -212,6 +238,7 @@ class GroupedDawidSkene(DawidSkene):
            if name not in ("prior_from", "prior_strength", "backend", "half_life")},
         "worker_groups": [None, Mapping, "array-like"],
         "group_model": [StrOptions({"reading", "copy", "tempered"})],
+        "copy_rate": [StrOptions({"worker", "group"})],
     }
 
     # not parameters: long-format votes are read into memory (the groups' statistics are
@@ -237,6 +264,7 @@ class GroupedDawidSkene(DawidSkene):
         *,
         worker_groups=None,
         group_model="copy",
+        copy_rate="worker",
         smoothing="auto",
         init="majority",
         max_iter=100,
@@ -259,6 +287,7 @@ class GroupedDawidSkene(DawidSkene):
         self.smoothing = smoothing
         self.worker_groups = worker_groups
         self.group_model = group_model
+        self.copy_rate = copy_rate
 
     _Parameters = GroupedParameters
     _Statistics = GroupedStatistics
@@ -266,9 +295,37 @@ class GroupedDawidSkene(DawidSkene):
     # -- groups ---------------------------------------------------------------
 
     def _fit_source(self, source, warm, priors=None):
-        if not warm:
-            self.groups_, self.worker_group_ = self._resolve_groups()
+        groups, worker_group = self._resolve_groups()
+        if warm:
+            self._regroup(groups, worker_group)
+        self.groups_, self.worker_group_ = groups, worker_group
         return super()._fit_source(source, warm, priors)
+
+    def _regroup(self, groups, worker_group):
+        """A warm start under ``worker_groups`` changed since the last fit: a group with the
+        same label and members keeps its confusion, a new group starts as a cold fit does
+        (reading its tasks' classes, near the identity); a worker that joins a group starts
+        copying half the time (``"copy"``), one that leaves it copies no more. Every worker
+        keeps its confusion rows and the class prior is kept."""
+        K = len(self.classes_)
+        old = {label: (g, set(np.flatnonzero(self.worker_group_ == g)))
+               for g, label in enumerate(self.groups_.tolist())}
+        votes = self.worker_class_votes_.sum(axis=1)
+        confusions = np.empty((self._n_groups(worker_group), K, K))
+        for g, label in enumerate(groups[:len(confusions)].tolist()):
+            members = np.flatnonzero(worker_group == g)
+            kept = old.get(label)
+            if kept is not None and kept[1] == set(members):
+                confusions[g] = self.group_confusions_[kept[0]]
+            else:  # the cold start of _m_step: the members' mean number of votes, diagonal
+                counts = votes[members].mean() * np.eye(K) + _group_prior(K)
+                confusions[g] = counts / counts.sum(axis=1, keepdims=True)
+        moved = _worker_labels(groups, worker_group) != _worker_labels(self.groups_,
+                                                                       self.worker_group_)
+        start = 0.5 if self.group_model == "copy" else 0.0
+        self.copy_rates_ = np.where(worker_group < 0, 0.0,
+                                    np.where(moved, start, self.copy_rates_))
+        self.group_confusions_ = confusions
 
     def _resolve_groups(self):
         """``(groups_, worker_group_)`` of ``worker_groups`` for the fitted workers."""
@@ -362,9 +419,7 @@ class GroupedDawidSkene(DawidSkene):
                 np.zeros(len(worker_group)))
         else:
             worker_group, weight = params.worker_group, params.worker_weight
-            # the posterior mode under the Beta(2, 2) prior of _parameter_term
-            copy_rates = np.where(worker_group >= 0, (copy_counts[:, 0] + 1.0)
-                                  / (copy_counts[:, 1] + 2.0), 0.0) if (
+            copy_rates = self._copy_rates(copy_counts, worker_group) if (
                 self.group_model == "copy") else params.copy_rates
         member = worker_group >= 0
         member_counts = worker_counts[member]
@@ -386,10 +441,25 @@ class GroupedDawidSkene(DawidSkene):
             np.einsum("jlk,kl->", params.log_confusions_t[member],
                       group_prior - params.confusion_prior)
             + np.einsum("grk,kr->", params.log_group_confusions_t, group_prior))
-        if self.group_model == "copy":  # a Beta(2, 2) prior on each member's copy rate
+        if self.group_model == "copy":  # a Beta(2, 2) prior on each copy rate
             rates = params.copy_rates[member]
+            if self.copy_rate == "group":  # one rate per group, shared by its members
+                rates = rates[np.unique(params.worker_group[member], return_index=True)[1]]
             term += float(np.sum(safe_log(rates) + safe_log(1.0 - rates)))
         return term
+
+    def _copy_rates(self, copy_counts, worker_group):
+        """The copy rates' posterior mode under the Beta(2, 2) prior of _parameter_term: each
+        member's from its own counts, or (``copy_rate="group"``) its group's from the summed
+        counts of the members."""
+        member = worker_group >= 0
+        if self.copy_rate == "group":
+            n_groups = int(worker_group.max()) + 1 if member.any() else 0
+            summed = np.stack([np.bincount(worker_group[member], weights=copy_counts[member, c],
+                                           minlength=n_groups) for c in range(2)], axis=1)
+            copy_counts = np.zeros_like(copy_counts)
+            copy_counts[member] = summed[worker_group[member]]
+        return np.where(member, (copy_counts[:, 0] + 1.0) / (copy_counts[:, 1] + 2.0), 0.0)
 
     def _member_log_proba(self, params, worker, label):
         """``[v, k, r] = log P(answer label[v] | true class k, reading r)`` of member votes:
@@ -499,6 +569,58 @@ class GroupedDawidSkene(DawidSkene):
             + self._member_log_proba(params, worker[member], label[member]), axis=-1)
         return log_proba
 
+    # -- model choice -----------------------------------------------------------------
+
+    def _n_parameters(self):
+        """The number of free parameters: the class prior, every worker's confusion rows,
+        each group's reading confusion ("copy", "reading") and the copy rates ("copy": one a
+        member, or one a group with ``copy_rate="group"``)."""
+        check_is_fitted(self)
+        K = len(self.classes_)
+        n_groups = len(self.group_confusions_)
+        n_rates = 0
+        if self.group_model == "copy":
+            n_rates = n_groups if self.copy_rate == "group" else int(
+                np.sum(self.worker_group_ >= 0))
+        return (K - 1) + (self.n_features_in_ + n_groups) * K * (K - 1) + n_rates
+
+    def bic(self, X):
+        """Bayesian information criterion of the fitted model on the votes ``X`` (lower is
+        better): ``-2 log p(X) + p log(n_tasks)``, with ``p`` free parameters (see Notes).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or DataFrame
+            Votes, usually those of the fit.
+
+        Returns
+        -------
+        bic : float
+        """
+        log_likelihood, n_tasks = self._total_log_likelihood(X)
+        return float(-2.0 * log_likelihood + self._n_parameters() * np.log(n_tasks))
+
+    def aic(self, X):
+        """Akaike information criterion of the fitted model on the votes ``X`` (lower is
+        better): ``-2 log p(X) + 2 p``, with ``p`` free parameters (see :meth:`bic`).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or DataFrame
+            Votes, usually those of the fit.
+
+        Returns
+        -------
+        aic : float
+        """
+        log_likelihood, _ = self._total_log_likelihood(X)
+        return -2.0 * log_likelihood + 2.0 * self._n_parameters()
+
+    def _total_log_likelihood(self, X):
+        """``(log p(X), number of tasks of X)`` under the fitted model."""
+        per_task = np.asarray(self.score_samples(X), dtype=np.float64)
+        return float(per_task.sum()), len(per_task)
+
     # -- fitted attributes --------------------------------------------------------
 
     def _set_fitted(self, params):
@@ -521,6 +643,13 @@ def _group_prior(K):
     fit them: chosen from alike humans it drew members that copy their group's reading 96 %
     of the time to 80 % (400 tasks, 3 classes)."""
     return np.eye(K) + 1.0 / K
+
+
+def _worker_labels(groups, worker_group):
+    """The group label of each worker (None: independent), as an object array."""
+    labels = np.empty(len(worker_group), dtype=object)
+    labels[worker_group >= 0] = groups[worker_group[worker_group >= 0]]
+    return labels
 
 
 def _worker_names(ids):
