@@ -104,8 +104,9 @@ class GroupedDawidSkene(DawidSkene):
     the same results (but for ``prior_from``, which this model does not
     take). Humans may share errors too (hard tasks that mislead
     most of them): a group of all the humans lets the data say how much
-    (each human's ``rho``). Whether to group them is best chosen by held-out
-    votes, with :class:`AggregatorSelector` (see :ref:`model_annotators`).
+    (with ``copy_rate="group"``, one ``rho`` for them all), best added by
+    a warm start to the fit of the models' groups; :meth:`bic` compares the
+    two fits (see :ref:`model_annotators`).
     Votes are aggregated in memory.
 
     Parameters
@@ -315,7 +316,8 @@ class GroupedDawidSkene(DawidSkene):
         for g, label in enumerate(groups[:len(confusions)].tolist()):
             members = np.flatnonzero(worker_group == g)
             kept = old.get(label)
-            if kept is not None and kept[1] == set(members):
+            if kept is not None and kept[1] == set(members) and kept[0] < len(
+                    self.group_confusions_):  # (none kept from a "tempered" fit)
                 confusions[g] = self.group_confusions_[kept[0]]
             else:  # the cold start of _m_step: the members' mean number of votes, diagonal
                 counts = votes[members].mean() * np.eye(K) + _group_prior(K)

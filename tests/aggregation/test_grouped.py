@@ -281,6 +281,11 @@ def test_a_warm_start_without_a_group_makes_its_members_independent():
     assert (model.copy_rates_[:n_humans] == 0).all() and (model.worker_group_[:n_humans] < 0).all()
     cold = fit_quietly(GroupedDawidSkene(worker_groups=groups_of(n_humans)), votes)
     np.testing.assert_allclose(model.predict_proba(votes), cold.predict_proba(votes), atol=0.05)
+    # a "tempered" fit has no group confusions to keep: a warm "copy" fit starts them cold
+    fit_quietly(model.set_params(group_model="tempered", warm_start=False), votes)
+    assert model.group_confusions_.shape == (0, 3, 3)
+    fit_quietly(model.set_params(group_model="copy", warm_start=True), votes)
+    assert model.group_confusions_.shape == (1, 3, 3) and model.copy_rates_[-1] > 0.5
 
 
 @pytest.mark.parametrize("group_model, copy_rate, n_parameters", [
