@@ -25,6 +25,8 @@ Compared, by gold accuracy (ties of the posterior get fractional credit), mean o
   group added);
 - ``pool hg``: the same with one copy rate per group (``copy_rate="group"``), warm-started from
   its fit with the models grouped and the humans independent;
+- ``auto hg``: the same with ``copy_rate="auto"`` (each member's rate under a prior chosen from
+  its group's members);
 - ``selected``: the one of ``DS all``, ``copy`` and ``copy hg`` that best predicts held-out
   votes (:class:`~skcrowd.aggregation.AggregatorSelector`, no gold), printed with its choices;
 - ``BIC``: the one of ``DS all``, ``copy``, ``copy hg``, ``warm hg`` and ``pool hg`` of lowest
@@ -67,8 +69,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realdata import default_folders, resolve, tie_credit  # noqa: E402
 
 METHODS = ["humans", "humans g", "models", "DS all", "MV all", "tempered", "reading", "copy",
-           "copy hg", "warm hg", "pool hg", "selected", "BIC"]
-GROUPED = ["tempered", "reading", "copy", "copy hg", "warm hg", "pool hg", "selected", "BIC"]
+           "copy hg", "warm hg", "pool hg", "auto hg", "selected", "BIC"]
+GROUPED = ["tempered", "reading", "copy", "copy hg", "warm hg", "pool hg", "auto hg", "selected",
+           "BIC"]
 # the candidates of "BIC", with their letters in the choices column
 BIC_CANDIDATES = {"DS all": "d", "copy": "c", "copy hg": "h", "warm hg": "w", "pool hg": "p"}
 
@@ -159,7 +162,7 @@ def fit_methods(humans, models, K):
                       both)
     fits["copy hg"] = (GroupedDawidSkene(n_classes=K, worker_groups=[
         "human" if group is None else group for group in groups], group_model="copy"), both)
-    for name, copy_rate in [("warm hg", "worker"), ("pool hg", "group")]:
+    for name, copy_rate in [("warm hg", "worker"), ("pool hg", "group"), ("auto hg", "auto")]:
         fits[name] = (HumansAdded(GroupedDawidSkene(n_classes=K, worker_groups=groups,
                                                     copy_rate=copy_rate),
                                   fits["copy hg"][0].worker_groups), both)
