@@ -21,13 +21,25 @@ Compared, by gold accuracy (ties of the posterior get fractional credit), mean o
 - ``tempered``, ``reading``, ``copy``: GroupedDawidSkene on all columns, the models in one
   group, the humans independent, with that ``group_model``;
 - ``copy hg``: GroupedDawidSkene (``"copy"``) with the humans in a group of their own too;
+- ``warm hg``: ``copy hg`` warm-started from ``copy`` (``warm_start=True``, then the humans'
+  group added);
+- ``pool hg``: the same with one copy rate per group (``copy_rate="group"``), warm-started from
+  its fit with the models grouped and the humans independent;
+- ``auto hg``: the same with ``copy_rate="auto"`` (each member's rate under a prior chosen from
+  its group's members);
 - ``selected``: the one of ``DS all``, ``copy`` and ``copy hg`` that best predicts held-out
   votes (:class:`~skcrowd.aggregation.AggregatorSelector`, no gold), printed with its choices;
+- ``BIC``: the one of ``DS all``, ``copy``, ``copy hg``, ``warm hg`` and ``pool hg`` of lowest
+  Bayesian information criterion on the votes (``GroupedDawidSkene.bic``, no gold; ``DS all``
+  is fitted as GroupedDawidSkene without groups, which is DawidSkene), printed with its
+  choices;
 - ``humans g``: GroupedDawidSkene (``"copy"``) on the human columns, in one group;
 - ``MV all``: majority vote on all columns.
 
 The table gives each method per crowd, the mean over crowds, and for the grouped models the
-margin over the better of ``humans`` and ``models`` per crowd (``margin``: its worst crowd).
+margin over the better of ``humans`` and ``models`` per crowd (``margin``: that of ``BIC``),
+then the choices of ``selected`` and ``BIC`` on each draw: ``d`` (DS all), ``c`` (copy), ``h``
+(copy hg), ``w`` (warm hg), ``p`` (pool hg).
 ``--crowdkit PYTHON`` adds crowd-kit's DawidSkene on all columns (``ck DS all``), run on the same
 votes in that interpreter.
 
@@ -57,8 +69,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from realdata import default_folders, resolve, tie_credit  # noqa: E402
 
 METHODS = ["humans", "humans g", "models", "DS all", "MV all", "tempered", "reading", "copy",
-           "copy hg", "selected"]
-GROUPED = ["tempered", "reading", "copy", "copy hg", "selected"]
+           "copy hg", "warm hg", "pool hg", "auto hg", "selected", "BIC"]
+GROUPED = ["tempered", "reading", "copy", "copy hg", "warm hg", "pool hg", "auto hg", "selected",
+           "BIC"]
+# the candidates of "BIC", with their letters in the choices column
+BIC_CANDIDATES = {"DS all": "d", "copy": "c", "copy hg": "h", "warm hg": "w", "pool hg": "p"}
 
 
 def gold_crowd(crowd):
@@ -102,6 +117,24 @@ def simulate_models(gold, n_classes, n_models, accuracy, spread, copy, rng):
     return models
 
 
+class HumansAdded:
+    """``model`` fitted, then warm-started with ``worker_groups`` set to ``groups`` (the humans
+    grouped too)."""
+
+    def __init__(self, model, groups):
+        self.model, self.groups = model, groups
+
+    def fit(self, X):
+        self.model.fit(X).set_params(worker_groups=self.groups, warm_start=True).fit(X)
+        return self
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    def bic(self, X):
+        return self.model.bic(X)
+
+
 def fit_methods(humans, models, K):
     from skcrowd.aggregation import (AggregatorSelector, DawidSkene, GroupedDawidSkene,
                                      MajorityVote)
@@ -120,14 +153,19 @@ def fit_methods(humans, models, K):
         "humans g": (GroupedDawidSkene(n_classes=K, worker_groups=["human"] * n_humans,
                                        group_model="copy"), humans),
         "models": (DawidSkene(n_classes=K), models),
-        "DS all": (DawidSkene(n_classes=K), both),
+        # GroupedDawidSkene without groups is DawidSkene (to the bit), with its bic
+        "DS all": (GroupedDawidSkene(n_classes=K), both),
         "MV all": (MajorityVote(n_classes=K, random_state=0), both),
     }
-    for name in GROUPED[:3]:
+    for name in ["tempered", "reading", "copy"]:
         fits[name] = (GroupedDawidSkene(n_classes=K, worker_groups=groups, group_model=name),
                       both)
     fits["copy hg"] = (GroupedDawidSkene(n_classes=K, worker_groups=[
         "human" if group is None else group for group in groups], group_model="copy"), both)
+    for name, copy_rate in [("warm hg", "worker"), ("pool hg", "group"), ("auto hg", "auto")]:
+        fits[name] = (HumansAdded(GroupedDawidSkene(n_classes=K, worker_groups=groups,
+                                                    copy_rate=copy_rate),
+                                  fits["copy hg"][0].worker_groups), both)
     fits["selected"] = (AggregatorSelector([fits["DS all"][0], fits["copy"][0],
                                             fits["copy hg"][0]], random_state=0), both)
     out = {}
@@ -135,7 +173,10 @@ def fit_methods(humans, models, K):
         warnings.simplefilter("ignore")
         for name, (model, X) in fits.items():
             out[name] = model.fit(X).predict_proba(X)
-    return out, both, fits["selected"][0].best_index_
+    bics = {name: fits[name][0].bic(both) for name in BIC_CANDIDATES}
+    best = min(bics, key=bics.get)
+    out["BIC"] = out[best]
+    return out, both, "dch"[fits["selected"][0].best_index_] + BIC_CANDIDATES[best]
 
 
 def run_crowd(crowd, args, crowdkit=None):
@@ -158,7 +199,8 @@ def run_crowd(crowd, args, crowdkit=None):
     if crowdkit:
         results["ck DS all"] = run_crowdkit(crowdkit, saved, gold, K)
     return {**{name: float(np.mean(values)) for name, values in results.items()},
-            "choices": "".join("dch"[c] for c in choices)}
+            "choices": "".join(c[0] for c in choices),
+            "BIC choices": "".join(c[1] for c in choices)}
 
 
 def run_crowdkit(python, saved, gold, K):
@@ -213,8 +255,8 @@ def main(argv=None):
           f"copy {args.copy}, {args.seeds} seeds; gold accuracy")
     names = METHODS + (["ck DS all"] if args.crowdkit else [])
     header = f"{'crowd':40s}" + "".join(f"{n:>10s}" for n in names) + f"{'margin':>9s}"
-    # margin: "selected" less the better of "humans" and "models"; then the selector's choice
-    # on each seed: d (DS all), c (copy), h (copy hg)
+    # margin: "BIC" less the better of "humans" and "models"; then the choices of "selected"
+    # and "BIC" on each seed: d (DS all), c (copy), h (copy hg), w (warm hg), p (pool hg)
     print(header)
     table = {}
     for item in folders:
@@ -223,7 +265,8 @@ def main(argv=None):
         best = max(row["humans"], row["models"])
         row["margin"] = {name: row[name] - best for name in GROUPED}
         print(f"{crowd.name:40s}" + "".join(f"{row[n]:10.3f}" for n in names)
-              + f"{row['margin']['selected']:+9.3f} {row['choices']}", flush=True)
+              + f"{row['margin']['BIC']:+9.3f} {row['choices']} {row['BIC choices']}",
+              flush=True)
     mean = {n: float(np.mean([row[n] for row in table.values()])) for n in names}
     worst = {n: float(min(row["margin"][n] for row in table.values())) for n in GROUPED}
     print(f"{'mean':40s}" + "".join(f"{mean[n]:10.3f}" for n in names))

@@ -17,10 +17,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..votes import _fmt
 from ._dawid_skene import DawidSkene, DawidSkeneStatistics
 from ._em import PerWorker, Shared
+from ._priors import dirichlet_strength
 from .kernels import ds_block_statistics, ds_e_step, ds_log_confusions, safe_log
 
 
@@ -46,6 +48,11 @@ class GroupedParameters(NamedTuple):
     ``"copy"``; shape ``(0, K, K)`` otherwise)."""
     copy_rates: PerWorker
     """The probability that each member copies its group's reading (``"copy"``; 0 else)."""
+    copy_prior: PerWorker
+    """``[j] = (a, b)``: member ``j``'s copy rate has the prior Beta(1 + a, 1 + b)."""
+    copy_prior_settled: Shared
+    """Whether ``copy_prior`` is final (``copy_rate="auto"`` chooses it in the first
+    iterations)."""
 
 
 class GroupedStatistics(NamedTuple):
@@ -103,8 +110,9 @@ class GroupedDawidSkene(DawidSkene):
     the same results (but for ``prior_from``, which this model does not
     take). Humans may share errors too (hard tasks that mislead
     most of them): a group of all the humans lets the data say how much
-    (each human's ``rho``). Whether to group them is best chosen by held-out
-    votes, with :class:`AggregatorSelector` (see :ref:`model_annotators`).
+    (with ``copy_rate="group"``, one ``rho`` for them all), best added by
+    a warm start to the fit of the models' groups; :meth:`bic` compares the
+    two fits (see :ref:`model_annotators`).
     Votes are aggregated in memory.
 
     Parameters
@@ -120,6 +128,19 @@ class GroupedDawidSkene(DawidSkene):
         mapping make independent workers. None: every worker is independent.
     group_model : {"copy", "reading", "tempered"}, default="copy"
         How a group's votes enter the model (see above).
+    copy_rate : {"worker", "group", "auto"}, default="worker"
+        With ``group_model="copy"``: one copy rate ``rho`` a member, from its
+        own votes under a Beta(2, 2) prior (``"worker"``); one a group, shared
+        by its members and learned from all their votes (``"group"``); or one
+        a member under a prior chosen for each group from its members'
+        counts (``"auto"``: a Beta prior whose mean is the group's rate and
+        whose strength has the largest evidence, as ``smoothing="auto"``
+        chooses the confusions' prior), so that members that copy alike are
+        pooled and members that differ keep their own rates. For a group of
+        sparse members (all the humans of a crowd, a few votes each) avoid
+        ``"worker"``: a member's rate from a few votes is mostly its prior
+        (mode 0.5), so every human would copy about half the time whatever
+        the data say.
     smoothing : "auto" or float, default="auto"
         See :class:`DawidSkene`: the Dirichlet prior of every confusion row,
         members' and groups' included. ``"auto"`` chooses it from the
@@ -133,7 +154,8 @@ class GroupedDawidSkene(DawidSkene):
     warm_start : bool, default=False
     verbose : int, default=0
     missing_label : int, float, str or None, default=-1
-        All as in :class:`DawidSkene`. Long-format votes (a parquet path, a
+        All as in :class:`DawidSkene`; with ``warm_start=True``,
+        ``worker_groups`` may change between fits (see Notes). Long-format votes (a parquet path, a
         pyarrow dataset, a dask DataFrame) are read into memory: the groups'
         statistics are computed there.
 
@@ -152,6 +174,10 @@ class GroupedDawidSkene(DawidSkene):
     copy_rates_ : ndarray of shape (n_workers,)
         ``rho[j]``, the probability that member ``j`` copies its group's
         reading (``"copy"``; 0 for independent workers and other models).
+    copy_prior_ : ndarray of shape (n_workers, 2)
+        ``(a, b)``: member ``j``'s copy rate has the prior Beta(1 + a, 1 + b)
+        (one pseudo-vote each way: ``(1, 1)`` but with ``copy_rate="auto"``;
+        with ``"group"``, the prior of the group's rate).
     groups_ : ndarray of shape (n_groups,)
         The label of each group (groups of two workers or more, in the order
         of their first member).
@@ -173,7 +199,23 @@ class GroupedDawidSkene(DawidSkene):
     Notes
     -----
     ``"copy"`` and ``"reading"`` are two-level latent class models (the true
-    class, then one latent reading per group and task). Held-out votes
+    class, then one latent reading per group and task).
+
+    A warm start (``warm_start=True``) under changed ``worker_groups`` keeps
+    every worker's confusion rows, the class prior, and the confusion of
+    each group whose label and members are unchanged; a new group starts
+    near the identity, as in a cold fit, and a worker that joins a group
+    starts copying half the time. Groups can so be added one at a time:
+    a group of all the humans added to the fit of the models' group starts
+    from that fit's posteriors, where a cold start can lead EM to an optimum
+    where the humans' group reads wrong (see :ref:`model_annotators`).
+
+    :meth:`bic` and :meth:`aic` compare fits of different groupings on the
+    same votes (lower is better), with the log-likelihood of the votes at
+    the MAP estimate and ``p`` free parameters: ``K - 1`` class
+    proportions, ``K (K - 1)`` for each worker's and each group's
+    confusion, and one a copy rate (a member's, also with ``"auto"``, or a
+    group's with ``copy_rate="group"``). Held-out votes
     (:class:`AggregatorSelector`) are scored with a member's probability
     given the true class and its group's other votes on the task. On
     simulated crowds of humans and correlated models, and on real crowds with
@@ -212,6 +254,7 @@ class GroupedDawidSkene(DawidSkene):
            if name not in ("prior_from", "prior_strength", "backend", "half_life", "window")},
         "worker_groups": [None, Mapping, "array-like"],
         "group_model": [StrOptions({"reading", "copy", "tempered"})],
+        "copy_rate": [StrOptions({"worker", "group", "auto"})],
     }
 
     # not parameters: long-format votes are read into memory (the groups' statistics are
@@ -237,6 +280,7 @@ class GroupedDawidSkene(DawidSkene):
         *,
         worker_groups=None,
         group_model="copy",
+        copy_rate="worker",
         smoothing="auto",
         init="majority",
         max_iter=100,
@@ -259,6 +303,7 @@ class GroupedDawidSkene(DawidSkene):
         self.smoothing = smoothing
         self.worker_groups = worker_groups
         self.group_model = group_model
+        self.copy_rate = copy_rate
 
     _Parameters = GroupedParameters
     _Statistics = GroupedStatistics
@@ -266,9 +311,41 @@ class GroupedDawidSkene(DawidSkene):
     # -- groups ---------------------------------------------------------------
 
     def _fit_source(self, source, warm, priors=None):
-        if not warm:
-            self.groups_, self.worker_group_ = self._resolve_groups()
+        groups, worker_group = self._resolve_groups()
+        if warm:
+            self._regroup(groups, worker_group)
+        self.groups_, self.worker_group_ = groups, worker_group
         return super()._fit_source(source, warm, priors)
+
+    def _regroup(self, groups, worker_group):
+        """A warm start under ``worker_groups`` changed since the last fit: a group with the
+        same label and members keeps its confusion, a new group starts as a cold fit does
+        (reading its tasks' classes, near the identity); a worker that joins a group starts
+        copying half the time (``"copy"``), one that leaves it copies no more. Every worker
+        keeps its confusion rows and the class prior is kept."""
+        K = len(self.classes_)
+        old = {label: (g, set(np.flatnonzero(self.worker_group_ == g)))
+               for g, label in enumerate(self.groups_.tolist())}
+        votes = self.worker_class_votes_.sum(axis=1)
+        confusions = np.empty((self._n_groups(worker_group), K, K))
+        for g, label in enumerate(groups[:len(confusions)].tolist()):
+            members = np.flatnonzero(worker_group == g)
+            kept = old.get(label)
+            if kept is not None and kept[1] == set(members) and kept[0] < len(
+                    self.group_confusions_):  # (none kept from a "tempered" fit)
+                confusions[g] = self.group_confusions_[kept[0]]
+            else:  # the cold start of _m_step: the members' mean number of votes, diagonal
+                counts = votes[members].mean() * np.eye(K) + _group_prior(K)
+                confusions[g] = counts / counts.sum(axis=1, keepdims=True)
+        moved = _worker_labels(groups, worker_group) != _worker_labels(self.groups_,
+                                                                       self.worker_group_)
+        start = 0.5 if self.group_model == "copy" else 0.0
+        self.copy_rates_ = np.where(worker_group < 0, 0.0,
+                                    np.where(moved, start, self.copy_rates_))
+        self.copy_prior_ = np.where(moved[:, None], _START_COPY_PRIOR, self.copy_prior_)
+        self._copy_prior_settled_ = self._copy_prior_settled_ and not (
+            self.copy_rate == "auto" and moved.any())
+        self.group_confusions_ = confusions
 
     def _resolve_groups(self):
         """``(groups_, worker_group_)`` of ``worker_groups`` for the fitted workers."""
@@ -357,14 +434,18 @@ class GroupedDawidSkene(DawidSkene):
                 group_counts[:, np.arange(K), np.arange(K)] = tasks
             weight = self._worker_weight(worker_group)
             worker_counts *= weight[:, None, None]
-            # "copy": members start copying half the time
+            # "copy": members start copying half the time, under a Beta(2, 2) prior
             copy_rates = np.where(member, 0.5, 0.0) if self.group_model == "copy" else (
                 np.zeros(len(worker_group)))
+            copy_prior = np.tile(_START_COPY_PRIOR, (len(worker_group), 1))
+            copy_prior_settled = self.copy_rate != "auto"
         else:
             worker_group, weight = params.worker_group, params.worker_weight
-            # the posterior mode under the Beta(2, 2) prior of _parameter_term
-            copy_rates = np.where(worker_group >= 0, (copy_counts[:, 0] + 1.0)
-                                  / (copy_counts[:, 1] + 2.0), 0.0) if (
+            copy_prior, copy_prior_settled = params.copy_prior, bool(params.copy_prior_settled)
+            if self.group_model == "copy" and not copy_prior_settled:
+                copy_prior, copy_prior_settled = _chosen_copy_prior(copy_counts, worker_group,
+                                                                    copy_prior)
+            copy_rates = self._copy_rates(copy_counts, worker_group, copy_prior) if (
                 self.group_model == "copy") else params.copy_rates
         member = worker_group >= 0
         member_counts = worker_counts[member]
@@ -376,7 +457,8 @@ class GroupedDawidSkene(DawidSkene):
             ds.log_confusions_t[member] = ds_log_confusions(member_counts, group_prior)
         log_groups_t = (ds_log_confusions(np.array(group_counts, dtype=np.float64), group_prior)
                         if len(group_counts) else np.zeros((0, K, K)))
-        return GroupedParameters(*ds, worker_group, weight, log_groups_t, copy_rates)
+        return GroupedParameters(*ds, worker_group, weight, log_groups_t, copy_rates,
+                                 copy_prior, np.array(copy_prior_settled))
 
     def _parameter_term(self, params):
         K = len(params.log_class_priors)
@@ -386,10 +468,31 @@ class GroupedDawidSkene(DawidSkene):
             np.einsum("jlk,kl->", params.log_confusions_t[member],
                       group_prior - params.confusion_prior)
             + np.einsum("grk,kr->", params.log_group_confusions_t, group_prior))
-        if self.group_model == "copy":  # a Beta(2, 2) prior on each member's copy rate
-            rates = params.copy_rates[member]
-            term += float(np.sum(safe_log(rates) + safe_log(1.0 - rates)))
+        if self.group_model == "copy":  # a Beta(1 + a, 1 + b) prior on each copy rate
+            rates, prior = params.copy_rates[member], params.copy_prior[member]
+            if self.copy_rate == "group":  # one rate per group, shared by its members
+                first = np.unique(params.worker_group[member], return_index=True)[1]
+                rates, prior = rates[first], prior[first]
+            term += float(np.sum(prior[:, 0] * safe_log(rates)
+                                 + prior[:, 1] * safe_log(1.0 - rates)))
         return term
+
+    def _prior_settled(self, params):
+        return super()._prior_settled(params) and bool(params.copy_prior_settled)
+
+    def _settle_prior(self, params):
+        return super()._settle_prior(params)._replace(copy_prior_settled=np.array(True))
+
+    def _copy_rates(self, copy_counts, worker_group, copy_prior):
+        """The copy rates' posterior mode under the Beta(1 + a, 1 + b) priors of
+        _parameter_term: each member's from its own counts (``"worker"``, ``"auto"``), or its
+        group's from the summed counts of the members (``"group"``). ``copy_counts[j]``:
+        (votes copied, votes)."""
+        member = worker_group >= 0
+        if self.copy_rate == "group":
+            copy_counts = np.where(member[:, None], _group_sums(copy_counts, worker_group), 0.0)
+        return np.where(member, (copy_counts[:, 0] + copy_prior[:, 0])
+                        / (copy_counts[:, 1] + copy_prior.sum(axis=1)), 0.0)
 
     def _member_log_proba(self, params, worker, label):
         """``[v, k, r] = log P(answer label[v] | true class k, reading r)`` of member votes:
@@ -499,19 +602,74 @@ class GroupedDawidSkene(DawidSkene):
             + self._member_log_proba(params, worker[member], label[member]), axis=-1)
         return log_proba
 
+    # -- model choice -----------------------------------------------------------------
+
+    def _n_parameters(self):
+        """The number of free parameters: the class prior, every worker's confusion rows,
+        each group's reading confusion ("copy", "reading") and the copy rates ("copy": one a
+        member, or one a group with ``copy_rate="group"``)."""
+        check_is_fitted(self)
+        K = len(self.classes_)
+        n_groups = len(self.group_confusions_)
+        n_rates = 0
+        if self.group_model == "copy":
+            n_rates = n_groups if self.copy_rate == "group" else int(
+                np.sum(self.worker_group_ >= 0))
+        return (K - 1) + (self.n_features_in_ + n_groups) * K * (K - 1) + n_rates
+
+    def bic(self, X):
+        """Bayesian information criterion of the fitted model on the votes ``X`` (lower is
+        better): ``-2 log p(X) + p log(n_tasks)``, with ``p`` free parameters (see Notes).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or DataFrame
+            Votes, usually those of the fit.
+
+        Returns
+        -------
+        bic : float
+        """
+        log_likelihood, n_tasks = self._total_log_likelihood(X)
+        return float(-2.0 * log_likelihood + self._n_parameters() * np.log(n_tasks))
+
+    def aic(self, X):
+        """Akaike information criterion of the fitted model on the votes ``X`` (lower is
+        better): ``-2 log p(X) + 2 p``, with ``p`` free parameters (see :meth:`bic`).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, path, pyarrow Dataset or DataFrame
+            Votes, usually those of the fit.
+
+        Returns
+        -------
+        aic : float
+        """
+        log_likelihood, _ = self._total_log_likelihood(X)
+        return -2.0 * log_likelihood + 2.0 * self._n_parameters()
+
+    def _total_log_likelihood(self, X):
+        """``(log p(X), number of tasks of X)`` under the fitted model."""
+        per_task = np.asarray(self.score_samples(X), dtype=np.float64)
+        return float(per_task.sum()), len(per_task)
+
     # -- fitted attributes --------------------------------------------------------
 
     def _set_fitted(self, params):
         super()._set_fitted(params)
         self.group_confusions_ = np.exp(params.log_group_confusions_t.transpose(0, 2, 1))
         self.copy_rates_ = params.copy_rates
+        self.copy_prior_ = params.copy_prior
+        self._copy_prior_settled_ = bool(params.copy_prior_settled)
 
     def _fitted_parameters(self):
         log_groups_t = np.log(np.maximum(self.group_confusions_, np.finfo(float).tiny))
         return GroupedParameters(*super()._fitted_parameters(), self.worker_group_,
                                  self._worker_weight(self.worker_group_),
                                  np.ascontiguousarray(log_groups_t.transpose(0, 2, 1)),
-                                 self.copy_rates_)
+                                 self.copy_rates_, self.copy_prior_,
+                                 np.array(self._copy_prior_settled_))
 
 
 def _group_prior(K):
@@ -521,6 +679,60 @@ def _group_prior(K):
     fit them: chosen from alike humans it drew members that copy their group's reading 96 %
     of the time to 80 % (400 tasks, 3 classes)."""
     return np.eye(K) + 1.0 / K
+
+
+# the prior Beta(1 + a, 1 + b) of a copy rate, (a, b): Beta(2, 2) (one pseudo-vote copied, one
+# not), the prior of copy_rate="worker" and "group" and the start of "auto"
+_START_COPY_PRIOR = np.array([1.0, 1.0])
+# "auto" settles once the log of its strength and the logit of its mean move by less than this
+_COPY_PRIOR_SETTLED = 1e-2
+
+
+def _group_sums(values, worker_group):
+    """``[j]``: the sum of ``values`` (shape ``(n_workers, c)``) over the members of worker
+    ``j``'s group (zeros for an independent worker)."""
+    member = worker_group >= 0
+    n_groups = int(worker_group.max()) + 1 if member.any() else 0
+    sums = np.stack([np.bincount(worker_group[member], weights=values[member, c],
+                                 minlength=n_groups) for c in range(values.shape[1])], axis=1)
+    out = np.zeros_like(values, dtype=np.float64)
+    out[member] = sums[worker_group[member]]
+    return out
+
+
+def _chosen_copy_prior(copy_counts, worker_group, previous):
+    """``copy_rate="auto"``: each group's copy-rate prior ``(a, b) = s (m, 1 - m)`` and whether
+    it settled. ``m`` is the group's pooled rate (its members' copied votes over their votes,
+    with one pseudo-vote each way), ``s`` the strength of maximum evidence of the members'
+    counts (copied, not copied) under Beta(s m, s (1 - m)) (type-II maximum likelihood, from
+    the previous strength): large where the members copy alike (their rates are pooled),
+    small where they differ (each has its own)."""
+    prior = previous.copy()
+    settled = True
+    counts = np.stack([copy_counts[:, 0], copy_counts[:, 1] - copy_counts[:, 0]], axis=1)
+    summed = _group_sums(counts, worker_group)
+    for g in np.unique(worker_group[worker_group >= 0]):
+        members = np.flatnonzero(worker_group == g)
+        mean = (summed[members[0], 0] + 1.0) / (summed[members[0]].sum() + 2.0)
+        shape = np.array([[mean, 1.0 - mean]])
+        old = previous[members[0]]
+        strength = dirichlet_strength(np.maximum(counts[members], 0.0)[:, None, :], shape,
+                                      init=old.sum())
+        prior[members] = strength * shape[0]
+        settled &= bool(abs(np.log(strength / old.sum())) < _COPY_PRIOR_SETTLED
+                        and abs(_logit(mean) - _logit(old[0] / old.sum())) < _COPY_PRIOR_SETTLED)
+    return prior, settled
+
+
+def _logit(p):
+    return np.log(p) - np.log1p(-p)
+
+
+def _worker_labels(groups, worker_group):
+    """The group label of each worker (None: independent), as an object array."""
+    labels = np.empty(len(worker_group), dtype=object)
+    labels[worker_group >= 0] = groups[worker_group[worker_group >= 0]]
+    return labels
 
 
 def _worker_names(ids):

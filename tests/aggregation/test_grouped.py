@@ -221,6 +221,123 @@ def test_em_never_decreases_its_objective(group_model):
         np.testing.assert_array_equal(clone(model).fit_predict(votes), model.predict(votes))
 
 
+# -- one copy rate a group, the humans' group added by a warm start, and the BIC ----------------
+
+
+def test_one_copy_rate_a_group_is_shared_and_learned():
+    """``copy_rate="group"``: the members share one rate, the pooled posterior mode; the models'
+    (copying 90 % of the time) is recovered on every seed."""
+    for seed in range(3):
+        votes, truth, n_humans = humans_and_models(seed)
+        model = fit_quietly(GroupedDawidSkene(worker_groups=groups_of(n_humans),
+                                              copy_rate="group"), votes)
+        rates = model.copy_rates_[n_humans:]
+        assert np.ptp(rates) == 0 and rates[0] == pytest.approx(0.9, abs=0.05), (seed, rates)
+        assert (model.copy_rates_[:n_humans] == 0).all()
+        assert np.mean(model.predict(votes) == truth) > 0.84
+
+
+@pytest.mark.parametrize("copy_rate", ["worker", "group", "auto"])
+def test_em_never_decreases_its_objective_with_each_copy_rate(copy_rate):
+    votes, _, n_humans = humans_and_models(6, n_tasks=200)
+    groups = ["human"] * n_humans + ["model"] * 4
+    model = fit_quietly(GroupedDawidSkene(worker_groups=groups, copy_rate=copy_rate, tol=0,
+                                          max_iter=40), votes)
+    assert np.diff(model.lower_bounds_).min() > -1e-10
+    if copy_rate == "group":
+        assert len(np.unique(model.copy_rates_[:n_humans])) == 1
+
+
+def test_auto_copy_rates_keep_different_members_apart_and_pool_alike_ones():
+    """``copy_rate="auto"``: in a group of four members that copy 90 % of the time and four that
+    never copy, each keeps its own rate (one rate a group, 0.3, loses 15 points of accuracy);
+    the humans of a crowd, sparse and alike (none copies), get one strong prior."""
+    for seed in range(3):
+        votes, truth, n_humans = humans_and_models(seed, n_models=8)
+        rng = np.random.default_rng(100 + seed)
+        wrong = (truth[:, None] + rng.integers(1, 3, (len(truth), 4))) % 3
+        votes[:, n_humans + 4:] = np.where(rng.random((len(truth), 4)) < 0.75, truth[:, None],
+                                           wrong)
+        fits = {copy_rate: fit_quietly(GroupedDawidSkene(
+            worker_groups=groups_of(n_humans, 8), copy_rate=copy_rate), votes)
+            for copy_rate in ("group", "auto")}
+        rates = fits["auto"].copy_rates_[n_humans:]
+        assert (rates[:4] > 0.8).all() and (rates[4:] < 0.1).all(), (seed, rates)
+        accuracy = {name: np.mean(model.predict(votes) == truth) for name, model in fits.items()}
+        assert accuracy["auto"] > accuracy["group"] + 0.1, (seed, accuracy)
+        humans = fit_quietly(GroupedDawidSkene(worker_groups=["human"] * n_humans
+                                               + ["model"] * 8, copy_rate="auto"), votes)
+        assert humans.copy_prior_[0].sum() > 100, humans.copy_prior_[0]
+        assert np.ptp(humans.copy_rates_[:n_humans]) < 0.05
+
+
+def test_a_warm_start_adds_the_humans_group_to_a_fit_without_it():
+    """Good humans (90 %, 3 votes a task) grouped from a cold start can fall into an optimum
+    where their group reads wrong (seed 1); added by a warm start to the fit of the models'
+    group, they keep the accuracy of the fit without it."""
+    gains = []
+    for seed in range(3):
+        votes, truth, n_humans = humans_and_models(seed, n_humans=30, human_accuracy=0.9)
+        grouped = ["human"] * n_humans + ["model"] * 4
+        cold = fit_quietly(GroupedDawidSkene(worker_groups=grouped, copy_rate="group"), votes)
+        first = fit_quietly(GroupedDawidSkene(worker_groups=groups_of(n_humans),
+                                              copy_rate="group"), votes)
+        models_only = first.group_confusions_[0].copy()
+        staged = fit_quietly(first.set_params(worker_groups=grouped, warm_start=True,
+                                              max_iter=1), votes)
+        # one iteration from the start: the models' group kept, the humans' group added
+        assert staged.groups_.tolist() == ["human", "model"]
+        np.testing.assert_allclose(staged.group_confusions_[1], models_only, atol=0.02)
+        staged = fit_quietly(staged.set_params(max_iter=100), votes)
+        accuracy = [np.mean(model.predict(votes) == truth) for model in (cold, staged)]
+        assert accuracy[1] > 0.94 and accuracy[1] >= accuracy[0] - 0.005, (seed, accuracy)
+        gains.append(accuracy[1] - accuracy[0])
+    assert max(gains) > 0.1
+
+
+def test_a_warm_start_without_a_group_makes_its_members_independent():
+    votes, _, n_humans = humans_and_models(4, n_tasks=150)
+    model = fit_quietly(GroupedDawidSkene(worker_groups=["h"] * n_humans + ["model"] * 4), votes)
+    assert (model.copy_rates_[:n_humans] > 0).all()
+    fit_quietly(model.set_params(worker_groups=groups_of(n_humans), warm_start=True), votes)
+    assert model.groups_.tolist() == ["model"]
+    assert (model.copy_rates_[:n_humans] == 0).all() and (model.worker_group_[:n_humans] < 0).all()
+    cold = fit_quietly(GroupedDawidSkene(worker_groups=groups_of(n_humans)), votes)
+    np.testing.assert_allclose(model.predict_proba(votes), cold.predict_proba(votes), atol=0.05)
+    # a "tempered" fit has no group confusions to keep: a warm "copy" fit starts them cold
+    fit_quietly(model.set_params(group_model="tempered", warm_start=False), votes)
+    assert model.group_confusions_.shape == (0, 3, 3)
+    fit_quietly(model.set_params(group_model="copy", warm_start=True), votes)
+    assert model.group_confusions_.shape == (1, 3, 3) and model.copy_rates_[-1] > 0.5
+
+
+@pytest.mark.parametrize("group_model, copy_rate, n_parameters", [
+    ("copy", "worker", 11), ("copy", "group", 10), ("copy", "auto", 11), ("reading", "worker", 9),
+    ("tempered", "worker", 7)])
+def test_information_criteria_by_hand(group_model, copy_rate, n_parameters):
+    """Two classes, one human and a group of two: the class prior (1), three workers' rows
+    (3 x 2), the group's rows (2, not "tempered") and the copy rates (2, or 1 a group)."""
+    votes = np.array([[0, 1, 1], [1, 0, 0], [0, 0, -1], [1, 1, 1]])
+    model = fit_quietly(GroupedDawidSkene(worker_groups=[None, "g", "g"],
+                                          group_model=group_model, copy_rate=copy_rate), votes)
+    log_likelihood = model.score_samples(votes).sum()
+    assert model.bic(votes) == pytest.approx(-2 * log_likelihood + n_parameters * np.log(4))
+    assert model.aic(votes) == pytest.approx(-2 * log_likelihood + 2 * n_parameters)
+
+
+def test_the_bic_chooses_the_grouped_models_and_independent_humans():
+    """Independent humans, correlated models: of Dawid-Skene, the models grouped, and the
+    humans grouped too, the BIC picks the models grouped on every seed."""
+    for seed in range(3):
+        votes, _, n_humans = humans_and_models(seed)
+        candidates = [GroupedDawidSkene(),
+                      GroupedDawidSkene(worker_groups=groups_of(n_humans), copy_rate="group")]
+        candidates.append(clone(candidates[1]).set_params(
+            worker_groups=["human"] * n_humans + ["model"] * 4, copy_rate="group"))
+        bics = [fit_quietly(model, votes).bic(votes) for model in candidates]
+        assert np.argmin(bics) == 1, (seed, bics)
+
+
 # -- input forms and errors ---------------------------------------------------------------------
 
 
@@ -262,6 +379,12 @@ def test_errors_name_the_problem():
         GroupedDawidSkene(worker_groups=["g", "g"]).fit(votes)
     with pytest.raises(ValueError, match="group_model"):
         GroupedDawidSkene(group_model="joint").fit(votes)
+    with pytest.raises(ValueError, match="copy_rate"):
+        GroupedDawidSkene(copy_rate="task").fit(votes)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        GroupedDawidSkene().bic(votes)
 
 
 def test_long_format_votes_are_grouped_by_worker_id(tmp_path):
