@@ -175,17 +175,9 @@ class GLAD(OnlineEMMixin, PriorFromMixin, BaseEM):
         along their curvature): stepwise EM on a Laplace approximation, not
         exact sums. See :ref:`online`.
     window : float or None, default=500
-        :meth:`partial_fit` only: the votes kept and re-read at every batch,
-        in votes per known worker on average. Each batch runs EM on the
-        votes of the latest batches (at most ``window * n_workers`` of them,
-        plus the new batch); when they overflow, the oldest batches leave,
-        their expected counts under the model then joining the carried
-        sums. Every vote weighs as ``half_life`` says, in the window or not.
-        While the window holds every vote so far, ``partial_fit`` with
-        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
-        each batch runs alone against the sums. The default is twice the
-        default ``half_life``: the votes kept carry three quarters of a long
-        stream's weight. See :ref:`online`.
+        :meth:`partial_fit` only: the votes per known worker kept and re-read
+        at every batch (None or 0: none), as in :class:`DawidSkene`; the
+        batches that leave it join the quadratic above. See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``; the first

@@ -108,27 +108,11 @@ class OneCoinDawidSkene(OnlineEMMixin, PriorFromMixin, BaseEM):
         votes (its earlier posterior less the earlier population prior:
         sequential Bayes); a number ``s``: ``s`` pseudo-votes per worker.
     half_life : float or None, default=250
-        :meth:`partial_fit` only: the number of votes per worker after which
-        a batch's statistics weigh half, for workers whose quality drifts: at
-        each batch of ``n`` votes the earlier statistics are scaled by
-        ``0.5 ** (n / (half_life * n_workers))`` (``n_workers``: the workers
-        known so far), so the decay per vote does not depend on how the
-        stream is cut into batches, and the model remembers about
-        ``1.44 * half_life`` votes per worker whatever the size of the crowd
-        (None: every vote counts alike). The default was chosen on simulated
-        drifts (DawidSkene) and checked on others. See :ref:`online`.
     window : float or None, default=500
-        :meth:`partial_fit` only: the votes kept and re-read at every batch,
-        in votes per known worker on average. Each batch runs EM on the
-        votes of the latest batches (at most ``window * n_workers`` of them,
-        plus the new batch); when they overflow, the oldest batches leave,
-        their expected counts under the model then joining the carried
-        sums. Every vote weighs as ``half_life`` says, in the window or not.
-        While the window holds every vote so far, ``partial_fit`` with
-        ``half_life=None`` is ``fit`` on them. None or 0: no votes kept,
-        each batch runs alone against the sums. The default is twice the
-        default ``half_life``: the votes kept carry three quarters of a long
-        stream's weight. See :ref:`online`.
+        :meth:`partial_fit` only, as in :class:`DawidSkene`: the number of
+        votes per worker after which a batch's statistics weigh half (None:
+        never forgotten), and the votes per known worker kept and re-read at
+        every batch (None or 0: none). See :ref:`online`.
     init : {"majority", "random"}, default="majority"
         Initial responsibilities: the naive soft labels (vote frequencies of
         each task), or random rows drawn with ``random_state``.
