@@ -3,9 +3,12 @@
 Writes to ``OUT`` (an ``.npz`` file) the votes of seeded simulations, the labels, probabilities and
 objectives of every aggregator that ``skcrowd.utils.discovery.all_estimators`` finds (numba engine,
 one crowd small enough for the serial drivers and one large enough for the parallel ones; numpy
-engine on the small one), the ratings of every rating aggregator, and the seeded results of the
-other randomized pieces: Self-Crowd's vote selection, the consensus classifier, agreement bootstrap
-intervals and a small CrowdLayer net trained on CPU.
+engine on the small one), the same of every aggregator with ``partial_fit`` fed the small crowd in
+batches (a window that holds the stream, and one that folds batches), of
+:class:`~skcrowd.GroupedDawidSkene` with a group and each ``copy_rate``, the ratings of every
+rating aggregator, and the seeded results of the other randomized pieces: Self-Crowd's vote
+selection, the consensus classifier, agreement bootstrap intervals and a small CrowdLayer net
+trained on CPU.
 
 ``tests/test_determinism.py`` runs this script under the default CPU dispatch and under
 ``NPY_DISABLE_CPU_FEATURES`` (numpy's SIMD kernels turned off), ``NUMBA_CPU_NAME=generic``
@@ -99,6 +102,36 @@ def _aggregators(out):
     kernels.ENGINE = "numba"
 
 
+def _streams(out):
+    """``partial_fit`` in five batches (issue 39), and GroupedDawidSkene with a group."""
+    from skcrowd import GroupedDawidSkene
+    from skcrowd.aggregation._online import OnlineEMMixin
+    from skcrowd.utils.discovery import all_estimators
+
+    small = _crowds()["small"].tocoo()  # stored entries are votes, label 0 included
+    votes = np.full(small.shape, -1)
+    votes[small.row, small.col] = small.data
+    for model, cls in all_estimators(type_filter="aggregator"):
+        if not issubclass(cls, OnlineEMMixin) or cls is GroupedDawidSkene:
+            continue
+        for window in (500, 30):  # 30 votes per worker: about one batch, the others fold
+            estimator = cls(random_state=0, window=window)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for batch in np.array_split(votes, 5):
+                    estimator.partial_fit(batch, classes=[0, 1, 2])
+            key = f"stream/{model}/{window}"
+            out[f"{key}/proba"] = estimator.predict_proba(votes)
+            out[f"{key}/lower_bound_"] = np.asarray(estimator.lower_bound_, dtype=float)
+    groups = np.array([0, 0, 0, 0] + [-1] * (votes.shape[1] - 4))
+    for copy_rate in ("worker", "group", "auto"):
+        estimator = GroupedDawidSkene(worker_groups=groups, copy_rate=copy_rate, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[f"grouped/{copy_rate}/proba"] = estimator.fit(votes).predict_proba(votes)
+        out[f"grouped/{copy_rate}/lower_bound_"] = np.asarray(estimator.lower_bound_, dtype=float)
+
+
 def _rating_aggregators(out):
     """Aggregated ratings of every rating aggregator (issue 27)."""
     from skcrowd.utils.discovery import all_estimators
@@ -152,6 +185,7 @@ def main(path):
     out = {}
     _simulations(out)
     _aggregators(out)
+    _streams(out)
     _rating_aggregators(out)
     _other_randomized(out)
     _net(out)
