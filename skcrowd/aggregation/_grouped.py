@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import logit, logsumexp
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -720,12 +720,8 @@ def _chosen_copy_prior(copy_counts, worker_group, previous):
                                       init=old.sum())
         prior[members] = strength * shape[0]
         settled &= bool(abs(np.log(strength / old.sum())) < _COPY_PRIOR_SETTLED
-                        and abs(_logit(mean) - _logit(old[0] / old.sum())) < _COPY_PRIOR_SETTLED)
+                        and abs(logit(mean) - logit(old[0] / old.sum())) < _COPY_PRIOR_SETTLED)
     return prior, settled
-
-
-def _logit(p):
-    return np.log(p) - np.log1p(-p)
 
 
 def _worker_labels(groups, worker_group):
