@@ -362,6 +362,8 @@ class DaskVotes:
         for attempt in range(_RETRIES + 1):
             try:
                 self._check_cluster()
+                if attempt:  # recovering can meet the lost worker too (a scatter to a worker
+                    self._recover()  # killed but not yet removed): it is retried with the run
                 return self._map_reduce(fn, tables, args, stateful)
             except DaskClusterError:
                 raise
@@ -369,7 +371,6 @@ class DaskVotes:
                 self._check_cluster(exc)
                 if attempt == _RETRIES or not _lost_data(exc):
                     raise
-                self._recover()
 
     def _map_reduce(self, fn, tables, args, stateful):
         client = self.client
